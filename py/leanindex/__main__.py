@@ -1,0 +1,5 @@
+"""`python -m leanindex` is the `leanindex` command."""
+
+from .cli import main
+
+main()

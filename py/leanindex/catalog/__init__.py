@@ -1,0 +1,1 @@
+"""Catalogs: building them from a declaration stream, their manifests, and verification."""

@@ -1,0 +1,262 @@
+"""Build a catalog from a declaration stream: Parquet, serving database, index, manifest.
+
+The stream is validated and written in fixed-size row groups while it is read (memory bounded
+by `ROW_GROUP_ROWS` records), then DuckDB builds the serving tables from the Parquet file
+(out of core), then the index arrays are written. Everything happens in a fresh folder under
+`catalog/.builds/`; only when all of it succeeded is `catalog/<profile>` switched to it (an
+atomic symlink replacement) and the manifest written. Any failure removes the folder and leaves
+an earlier catalog of the profile exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .. import __version__
+from ..errors import ErrorCode, LeanIndexError
+from ..names import format_name, namespace_key
+from ..records import KIND_ORDER
+from . import columns
+from .index import write_index
+from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths
+from .manifest import (
+    CatalogDigests,
+    ExtractorIdentity,
+    LeanIdentity,
+    Manifest,
+    PackageRevision,
+    SourceInfo,
+    SourceKind,
+    environment_digest,
+    file_sha256,
+    mathlib_commit_of,
+    module_list_sha256,
+    write_atomically,
+)
+from .stream import StreamSummary, read_stream
+
+_SERVING_SCHEMA = pa.schema(
+    [("pos", pa.int64()), ("ns_key", pa.string()), ("namespace", pa.string()), ("kind_code", pa.uint8()), ("hidden", pa.bool_())]
+)
+
+
+@dataclass
+class EnvironmentFacts:
+    """What the stream itself cannot tell, supplied by whoever ran the extractor.
+
+    `packages` (from `lake-manifest.json`), `toolchain` (the `lean-toolchain` line),
+    `modules_digest` (over every loaded `.olean`), `extractor_digest` (sha256 of the extractor
+    sources), `platform` (where Lean ran), `source` (`lean`, `doc-gen4` or `stream`), and
+    `imports` when they differ from the header's. Unknown facts stay None (null in the manifest).
+    """
+
+    source: SourceKind = "stream"
+    packages: list[PackageRevision] | None = None
+    toolchain: str | None = None
+    modules_digest: str | None = None
+    extractor_digest: str | None = None
+    platform: str | None = None
+    imports: list[str] | None = None
+    mathlib_commit: str | None = None
+    extra_approximate_fields: list[str] = field(default_factory=list)
+
+
+def host_platform() -> str:
+    """`<machine>-<system>` of this host in Lean's style, e.g. `x86_64-linux`."""
+    return f"{platform.machine().lower()}-{platform.system().lower()}"
+
+
+def build_catalog(
+    lines: Iterable[bytes],
+    root: str | Path,
+    profile: str,
+    facts: EnvironmentFacts | None = None,
+    on_line: Callable[[int], None] | None = None,
+) -> Manifest:
+    """Validate `lines` (a `leanindex.declarations/v1` stream) and publish it as `profile`.
+
+    Returns the new manifest (also written to `ROOT/manifests/<profile>.json`). Raises
+    `LeanIndexError(invalid_stream)` naming the first bad line, or `invalid_request` for a bad
+    profile id; in every failure nothing under `root` changes. `on_line(n)` is called as lines
+    are read, for progress reporting.
+    """
+    paths = CatalogPaths.of(root, profile)
+    facts = facts or EnvironmentFacts()
+    paths.builds_dir.mkdir(parents=True, exist_ok=True)
+    build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    build_dir.mkdir()
+    try:
+        summary = StreamSummary()
+        visible = _write_parquet(read_stream(lines, summary, on_line), build_dir)
+        assert summary.header is not None  # read_stream raises before yielding without one
+        _write_database(build_dir)
+        index_files = write_index_from(build_dir)
+        manifest = _manifest(paths.profile, summary, facts, build_dir, visible, index_files)
+        _publish(paths, build_dir, manifest)
+        return manifest
+    except BaseException:
+        shutil.rmtree(build_dir, ignore_errors=True)
+        raise
+
+
+def _write_parquet(records: Iterable, build_dir: Path) -> int:
+    """Write records to `declarations.parquet` and the derived serving columns to a scratch
+    Parquet file; return the number of visible (neither private nor internal) records."""
+    buffer = columns.ColumnBuffer()
+    serving: dict[str, list] = {name: [] for name in _SERVING_SCHEMA.names}
+    kind_codes = {kind: code for code, kind in enumerate(KIND_ORDER)}
+    visible = 0
+    with (
+        pq.ParquetWriter(build_dir / DECLARATIONS_FILE, columns.SCHEMA, **columns.PARQUET_OPTIONS) as writer,
+        pq.ParquetWriter(build_dir / "serving.parquet", _SERVING_SCHEMA, compression="zstd") as side,
+    ):
+        pos = 0
+        for record in records:
+            buffer.add(pos, record)
+            hidden = record.is_private or record.is_internal
+            visible += not hidden
+            serving["pos"].append(pos)
+            serving["ns_key"].append(namespace_key(record.components))
+            serving["namespace"].append(format_name(record.components[:-1]) if len(record.components) > 1 else None)
+            serving["kind_code"].append(kind_codes[record.kind])
+            serving["hidden"].append(hidden)
+            pos += 1
+            if len(buffer) == columns.ROW_GROUP_ROWS:
+                writer.write_table(buffer.take(), row_group_size=columns.ROW_GROUP_ROWS)
+                side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
+                serving = {name: [] for name in _SERVING_SCHEMA.names}
+        if len(buffer):
+            writer.write_table(buffer.take(), row_group_size=columns.ROW_GROUP_ROWS)
+            side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
+    return visible
+
+
+_SERVING_SQL = """
+CREATE TABLE modules AS
+    SELECT (row_number() OVER (ORDER BY module) - 1)::INTEGER AS id, module AS name
+    FROM (SELECT DISTINCT module FROM read_parquet($decls) WHERE module IS NOT NULL);
+CREATE TABLE declarations AS
+    SELECT d.*, s.namespace
+    FROM read_parquet($decls) d JOIN read_parquet($serving) s USING (pos)
+    ORDER BY pos;
+CREATE TABLE search_columns AS
+    SELECT s.pos, s.ns_key, s.kind_code, s.hidden, coalesce(m.id, -1)::INTEGER AS module_id
+    FROM read_parquet($serving) s
+    JOIN read_parquet($decls) d USING (pos)
+    LEFT JOIN modules m ON m.name = d.module
+    ORDER BY s.pos;
+CREATE TABLE constants AS
+    SELECT (row_number() OVER (ORDER BY name) - 1)::INTEGER AS id, name
+    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM read_parquet($decls));
+CREATE TABLE type_postings AS
+    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
+    FROM (SELECT pos, unnest(type_constants) AS name FROM read_parquet($decls)) t
+    JOIN constants c USING (name)
+    ORDER BY constant_id, pos;
+CREATE UNIQUE INDEX declarations_name ON declarations (name);
+CREATE UNIQUE INDEX declarations_pos ON declarations (pos);
+CREATE UNIQUE INDEX constants_name ON constants (name);
+"""
+
+
+def _write_database(build_dir: Path) -> None:
+    """Create `catalog.duckdb` (declarations, modules, constants, type postings) from the
+    Parquet files in `build_dir`."""
+    con = duckdb.connect(str(build_dir / DATABASE_FILE), config={"threads": 2})
+    try:
+        params = {"decls": str(build_dir / DECLARATIONS_FILE), "serving": str(build_dir / "serving.parquet")}
+        for statement in _SERVING_SQL.split(";"):
+            if statement.strip():
+                con.execute(statement, {k: v for k, v in params.items() if f"${k}" in statement})
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def write_index_from(build_dir: Path) -> list[str]:
+    """Write the index arrays of the database in `build_dir`; drop the scratch file."""
+    con = duckdb.connect(str(build_dir / DATABASE_FILE), read_only=True)
+    try:
+        files = write_index(con, build_dir)
+    finally:
+        con.close()
+    (build_dir / "serving.parquet").unlink()
+    return files
+
+
+def _manifest(
+    profile: str,
+    summary: StreamSummary,
+    facts: EnvironmentFacts,
+    build_dir: Path,
+    visible: int,
+    index_files: list[str],
+) -> Manifest:
+    header = summary.header
+    assert header is not None
+    files = {name: file_sha256(build_dir / name) for name in (DECLARATIONS_FILE, DATABASE_FILE, *index_files)}
+    approximate = sorted(set(header.approximate_fields) | set(facts.extra_approximate_fields))
+    fields = {
+        "schema": "leanindex.environment-manifest/v1",
+        "profile": profile,
+        "imports": facts.imports if facts.imports is not None else list(header.imports),
+        "platform": facts.platform,
+        "lean": LeanIdentity(version=header.lean.version, githash=header.lean.githash),
+        "toolchain": facts.toolchain,
+        "packages": facts.packages,
+        "mathlib_commit": facts.mathlib_commit or mathlib_commit_of(facts.packages),
+        "modules_digest": facts.modules_digest,
+        "module_list_sha256": module_list_sha256(header.modules),
+        "module_count": len(header.modules),
+        "extractor": ExtractorIdentity(
+            name=header.extractor.name, version=header.extractor.version, digest=facts.extractor_digest
+        ),
+        "source": SourceInfo(kind=facts.source, approximate_fields=approximate, commits=dict(header.source_commits)),
+    }
+    draft = Manifest.model_validate(
+        {**fields, "environment_digest": "", "catalog": _digests(summary.count, visible, files)}
+    )
+    return draft.model_copy(update={"environment_digest": environment_digest(draft.identity())})
+
+
+def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:
+    return CatalogDigests(
+        declaration_count=count,
+        visible_count=visible,
+        declarations_parquet_sha256=files[DECLARATIONS_FILE],
+        catalog_duckdb_sha256=files[DATABASE_FILE],
+        files=files,
+        builder_version=__version__,
+        built_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
+    """Point `catalog/<profile>` at `build_dir` atomically, write the manifest, and remove the
+    build the link pointed at before."""
+    link = paths.catalog_dir
+    previous: Path | None = None
+    if link.is_symlink():
+        previous = link.parent / os.readlink(link)
+    elif link.exists():
+        # A catalog folder from elsewhere (copied in by hand): keep it aside, never delete it.
+        aside = paths.builds_dir / f"{paths.profile}-replaced-{uuid.uuid4().hex[:8]}"
+        link.rename(aside)
+    staged = link.parent / f".{paths.profile}.link-{uuid.uuid4().hex[:8]}"
+    os.symlink(os.path.relpath(build_dir, link.parent), staged)
+    os.replace(staged, link)
+    write_atomically(paths.manifest, manifest.to_json())
+    if previous is not None and previous.resolve() != build_dir.resolve():
+        shutil.rmtree(previous, ignore_errors=True)
+

@@ -1,0 +1,151 @@
+"""The search index of a catalog: flat arrays under `catalog/<profile>/index/`, memory-mapped.
+
+Built from the serving database once, at catalog build time; loaded by the engine without
+copying (numpy memory maps), so a cold start does not depend on the catalog's size.
+
+- `names.npy` (uint8): every printed name in `pos` order, each preceded by a NUL byte, with a
+  final NUL; `name_starts.npy` (int64, n+1) the offset of each name's first byte.
+- `name_sa.npy` (int32/int64): the suffix array of `names.npy` (libdivsufsort), so every
+  occurrence of a substring is one binary search away. Substrings are matched on UTF-8 bytes,
+  which for a pattern without NUL is the same as matching code points.
+- `kind.npy` (uint8, index into `records.KIND_ORDER`), `hidden.npy` (bool: private or
+  internal), `module_id.npy` (int32 into the `modules` table, -1 for none).
+- `postings_offsets.npy` (int64, m+1) and `postings.npy` (int32): for constant id `c` (the
+  `constants` table), the sorted positions whose type mentions it.
+- `ns_keys.npy` (uint8), `ns_key_starts.npy` (int64, n+1), `ns_pos.npy` (int32): every
+  declaration's `names.namespace_key` in sorted byte order with its position, so the
+  declarations strictly inside a namespace are one contiguous range.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pydivsufsort
+
+INDEX_DIR = "index"
+_ARRAYS = (
+    "names",
+    "name_starts",
+    "name_sa",
+    "kind",
+    "hidden",
+    "module_id",
+    "postings_offsets",
+    "postings",
+    "ns_keys",
+    "ns_key_starts",
+    "ns_pos",
+)
+
+
+def _joined(values: list[bytes], lead: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate byte strings; return the bytes and the start offset of each (n+1 entries)."""
+    lengths = np.fromiter((len(v) + (1 if lead else 0) for v in values), dtype=np.int64, count=len(values))
+    starts = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    text = (b"\x00" + b"\x00".join(values) + b"\x00") if lead else b"".join(values)
+    if lead:
+        starts += 1  # skip each name's leading NUL
+        starts[-1] = len(text)
+    return np.frombuffer(text, dtype=np.uint8).copy(), starts
+
+
+def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
+    """Write the index arrays from the serving tables of `con`; return the file names written
+    (relative to `catalog_dir`). Memory: about 6 bytes per byte of printed names, plus the
+    posting arrays."""
+    out = catalog_dir / INDEX_DIR
+    out.mkdir()
+    names = [n.encode() for (n,) in con.execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
+    text, starts = _joined(names, lead=True)
+    del names
+    arrays: dict[str, np.ndarray] = {"names": text, "name_starts": starts}
+    arrays["name_sa"] = pydivsufsort.divsufsort(text)
+    cols = con.execute("SELECT kind_code, hidden, module_id FROM search_columns ORDER BY pos").fetchnumpy()
+    arrays["kind"] = np.asarray(cols["kind_code"], dtype=np.uint8)
+    arrays["hidden"] = np.asarray(cols["hidden"], dtype=np.bool_)
+    arrays["module_id"] = np.asarray(cols["module_id"], dtype=np.int32)
+    constant_count = con.execute("SELECT count(*) FROM constants").fetchone()[0]
+    postings = con.execute("SELECT constant_id, pos FROM type_postings ORDER BY constant_id, pos").fetchnumpy()
+    ids = np.asarray(postings["constant_id"], dtype=np.int64)
+    arrays["postings"] = np.asarray(postings["pos"], dtype=np.int32)
+    arrays["postings_offsets"] = np.searchsorted(ids, np.arange(constant_count + 1), side="left").astype(np.int64)
+    keyed = con.execute("SELECT ns_key, pos FROM search_columns ORDER BY ns_key, pos").fetchall()
+    keys, key_starts = _joined([k.encode() for k, _ in keyed], lead=False)
+    arrays["ns_keys"], arrays["ns_key_starts"] = keys, key_starts
+    arrays["ns_pos"] = np.fromiter((p for _, p in keyed), dtype=np.int32, count=len(keyed))
+    written = []
+    for name in _ARRAYS:
+        np.save(out / f"{name}.npy", arrays[name], allow_pickle=False)
+        written.append(f"{INDEX_DIR}/{name}.npy")
+    return written
+
+
+def _bytes_at(text: np.ndarray, start: int, length: int) -> bytes:
+    return text[start : start + length].tobytes()
+
+
+@dataclass
+class SearchIndex:
+    """The memory-mapped index arrays of one catalog (see the module docstring)."""
+
+    names: np.ndarray
+    name_starts: np.ndarray
+    name_sa: np.ndarray
+    kind: np.ndarray
+    hidden: np.ndarray
+    module_id: np.ndarray
+    postings_offsets: np.ndarray
+    postings: np.ndarray
+    ns_keys: np.ndarray
+    ns_key_starts: np.ndarray
+    ns_pos: np.ndarray
+
+    @classmethod
+    def load(cls, catalog_dir: Path) -> SearchIndex:
+        """Memory-map every array of `catalog_dir/index/`; raises `OSError`/`ValueError` when a
+        file is missing or not a numpy array."""
+        folder = catalog_dir / INDEX_DIR
+        return cls(**{name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS})
+
+    @property
+    def size(self) -> int:
+        """Number of declarations."""
+        return len(self.kind)
+
+    def positions_containing(self, pattern: str) -> np.ndarray:
+        """Sorted unique positions whose printed name contains `pattern` (case-sensitive;
+        `pattern` non-empty and without NUL)."""
+        needle = pattern.encode()
+        k = len(needle)
+        sa, text = self.name_sa, self.names
+        probe = range(len(sa))
+        lo = bisect.bisect_left(probe, needle, key=lambda i: _bytes_at(text, int(sa[i]), k))
+        hi = bisect.bisect_right(probe, needle, lo=lo, key=lambda i: _bytes_at(text, int(sa[i]), k))
+        if lo == hi:
+            return np.empty(0, dtype=np.int64)
+        occurrences = np.asarray(sa[lo:hi], dtype=np.int64)
+        owners = np.searchsorted(self.name_starts, occurrences, side="right") - 1
+        return np.unique(owners)
+
+    def positions_with_constant(self, constant_id: int) -> np.ndarray:
+        """Sorted positions whose type mentions constant `constant_id`."""
+        lo, hi = int(self.postings_offsets[constant_id]), int(self.postings_offsets[constant_id + 1])
+        return np.asarray(self.postings[lo:hi], dtype=np.int64)
+
+    def positions_in_namespace(self, key: str) -> np.ndarray:
+        """Sorted positions strictly inside the namespace whose `namespace_key` is `key`."""
+        starts, text = self.ns_key_starts, self.ns_keys
+        probe = range(len(starts) - 1)
+
+        def key_at(i: int) -> bytes:
+            return text[int(starts[i]) : int(starts[i + 1])].tobytes()
+
+        lo = bisect.bisect_left(probe, (key + "n").encode(), key=key_at)
+        hi = bisect.bisect_left(probe, (key + "t").encode(), lo=lo, key=key_at)
+        return np.sort(np.asarray(self.ns_pos[lo:hi], dtype=np.int64))

@@ -1,0 +1,78 @@
+"""Where a profile's catalog and manifest live under a root folder.
+
+`ROOT/catalog/<profile>` is a symbolic link to a complete build folder under
+`ROOT/catalog/.builds/`; replacing the link is atomic, so a reader sees either the old
+complete catalog or the new complete one, never a partial one. `ROOT/manifests/<profile>.json`
+binds the catalog to its environment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ErrorCode, LeanIndexError
+
+PROFILE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+DECLARATIONS_FILE = "declarations.parquet"
+DATABASE_FILE = "catalog.duckdb"
+
+
+def normalize_profile(profile: str) -> str:
+    """The canonical (lower-case) profile id used for file names; ids are case-insensitive.
+
+    Raises `LeanIndexError(invalid_request)` for an id that is not 1-64 characters of
+    letters, digits, `_` and `-` starting with a letter or digit.
+    """
+    canonical = profile.lower()
+    if not PROFILE_PATTERN.match(canonical):
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"invalid profile id {profile!r}: use letters, digits, '_' and '-' (at most 64)",
+            {"profile": profile},
+        )
+    return canonical
+
+
+@dataclass(frozen=True)
+class CatalogPaths:
+    """The files of one profile under `root`."""
+
+    root: Path
+    profile: str
+
+    @property
+    def catalog_dir(self) -> Path:
+        return self.root / "catalog" / self.profile
+
+    @property
+    def builds_dir(self) -> Path:
+        return self.root / "catalog" / ".builds"
+
+    @property
+    def declarations(self) -> Path:
+        return self.catalog_dir / DECLARATIONS_FILE
+
+    @property
+    def database(self) -> Path:
+        return self.catalog_dir / DATABASE_FILE
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifests" / f"{self.profile}.json"
+
+    @classmethod
+    def of(cls, root: str | Path, profile: str) -> CatalogPaths:
+        """Paths for `profile` (any case) under `root`; raises `invalid_request` on a bad id."""
+        return cls(Path(root).resolve(), normalize_profile(profile))
+
+
+def discover_profiles(root: str | Path) -> list[str]:
+    """Profile ids (lower case, sorted) that have a manifest under `root/manifests/`."""
+    manifests = Path(root) / "manifests"
+    if not manifests.is_dir():
+        return []
+    return sorted(
+        p.stem for p in manifests.glob("*.json") if PROFILE_PATTERN.match(p.stem)
+    )

@@ -1,0 +1,182 @@
+"""Environment manifests (`leanindex.environment-manifest/v1`): what a catalog was built from.
+
+A manifest binds `catalog/<profile>/` to its environment: the imports, the Lean version and
+commit, the toolchain line, every Lake package's exact revision, a digest over every loaded
+module's `.olean`, the extractor, and the sha256 of each catalog file. `environment_digest` is
+the sha256 of the canonical JSON of the identity fields (everything but `catalog` and the
+digest itself), so two catalogs of the same environment share it whatever their build time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ErrorCode, LeanIndexError
+
+MANIFEST_SCHEMA = "leanindex.environment-manifest/v1"
+SourceKind = Literal["lean", "doc-gen4", "stream"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class LeanIdentity(_Model):
+    """`Lean.versionString` and `Lean.githash`."""
+
+    version: str
+    githash: str | None
+
+
+class PackageRevision(_Model):
+    """One Lake package from `lake-manifest.json`: its name, exact git revision and URL."""
+
+    name: str
+    rev: str | None
+    url: str | None = None
+
+
+class ExtractorIdentity(_Model):
+    """The program that produced the declaration stream, and a sha256 of its sources if known."""
+
+    name: str
+    version: str
+    digest: str | None = None
+
+
+class SourceInfo(_Model):
+    """Where the records come from: the Lean extractor, doc-gen4 output, or a bare stream;
+    which record fields are approximate there; and repository commits the source names."""
+
+    kind: SourceKind
+    approximate_fields: list[str] = Field(default_factory=list)
+    commits: dict[str, str] = Field(default_factory=dict)
+
+
+class CatalogDigests(_Model):
+    """The built files: counts and sha256 of each (paths relative to `catalog/<profile>/`)."""
+
+    declaration_count: int
+    visible_count: int
+    declarations_parquet_sha256: str
+    catalog_duckdb_sha256: str
+    files: dict[str, str]
+    builder_version: str
+    built_at: str
+
+
+class Manifest(_Model):
+    """A whole manifest; see the module docstring for the meaning of each part."""
+
+    schema_: Literal["leanindex.environment-manifest/v1"] = Field(alias="schema")
+    profile: str
+    imports: list[str]
+    platform: str | None
+    lean: LeanIdentity
+    toolchain: str | None
+    packages: list[PackageRevision] | None
+    mathlib_commit: str | None
+    modules_digest: str | None
+    module_list_sha256: str
+    module_count: int
+    extractor: ExtractorIdentity
+    source: SourceInfo
+    environment_digest: str
+    catalog: CatalogDigests
+
+    def identity(self) -> dict[str, Any]:
+        """The fields `environment_digest` covers, as JSON-ready data."""
+        data = self.model_dump(mode="json", by_alias=True)
+        for key in ("catalog", "environment_digest"):
+            data.pop(key)
+        return data
+
+    def to_json(self) -> str:
+        """Stable, human-diffable JSON (sorted keys, two-space indent, trailing newline)."""
+        return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON bytes (sorted keys, no spaces, UTF-8) for digests."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def environment_digest(identity: dict[str, Any]) -> str:
+    """sha256 (hex) of the canonical JSON of a manifest's identity fields."""
+    return hashlib.sha256(canonical_json(identity)).hexdigest()
+
+
+def module_list_sha256(modules: list[str]) -> str:
+    """sha256 over the sorted module names, one per line."""
+    return hashlib.sha256("\n".join(sorted(modules)).encode()).hexdigest()
+
+
+def file_sha256(path: Path, chunk_bytes: int = 1 << 22) -> str:
+    """sha256 (hex) of a file, read in 4 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(chunk_bytes):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def mathlib_commit_of(packages: list[PackageRevision] | None) -> str | None:
+    """The revision of the package named `mathlib` (any case), if listed."""
+    for package in packages or []:
+        if package.name.lower() == "mathlib":
+            return package.rev
+    return None
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Load and validate a manifest file.
+
+    Raises `LeanIndexError(catalog_unavailable)` when it is missing or unreadable, and
+    `LeanIndexError(digest_mismatch)` when its `environment_digest` does not match its identity
+    fields (a hand-edited manifest).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"no manifest at {path}", {"path": str(path)}) from None
+    except OSError as error:
+        raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"cannot read {path}: {error}", {"path": str(path)}) from None
+    try:
+        manifest = Manifest.model_validate_json(text)
+    except ValidationError as error:
+        raise LeanIndexError(
+            ErrorCode.CATALOG_UNAVAILABLE,
+            f"{path} is not a valid {MANIFEST_SCHEMA} manifest: {error.errors()[0]['msg']}",
+            {"path": str(path)},
+        ) from None
+    expected = environment_digest(manifest.identity())
+    if manifest.environment_digest != expected:
+        raise LeanIndexError(
+            ErrorCode.DIGEST_MISMATCH,
+            f"{path}: environment_digest does not match the manifest's identity fields",
+            {"path": str(path), "recorded": manifest.environment_digest, "computed": expected},
+        )
+    return manifest
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and `os.replace`, so readers see the old
+    or the new file whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,178 @@
+"""Reading and validating a `leanindex.declarations/v1` stream, line by line.
+
+`read_stream` checks everything the contract promises (JSON, fields and types, kinds, the name
+reading back to its components, strict `Name.lt` order, hence no duplicates, sorted type
+constants, modules listed in the header, header first, footer last with the right count) and
+raises `LeanIndexError(invalid_stream)` naming the first offending line. It holds one record at
+a time: memory does not grow with the stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from pydantic import ValidationError
+
+from ..errors import ErrorCode, LeanIndexError
+from ..names import NameSyntaxError, format_name, name_cmp, parse_name
+from ..records import DeclarationRecord, FooterRecord, HeaderRecord
+
+
+def _fail(line: int, message: str) -> LeanIndexError:
+    return LeanIndexError(ErrorCode.INVALID_STREAM, f"line {line}: {message}", {"line": line})
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "record"
+    extra = f" ({error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{extra}"
+
+
+@dataclass
+class StreamSummary:
+    """What the stream said about itself, filled in as it is read."""
+
+    header: HeaderRecord | None = None
+    count: int = 0
+    footer_seen: bool = False
+    lines: int = 0
+    modules: set[str] = field(default_factory=set)
+
+
+def _strictly_sorted(values: list[str]) -> bool:
+    return all(a < b for a, b in zip(values, values[1:]))
+
+
+def read_stream(
+    lines: Iterable[bytes],
+    summary: StreamSummary,
+    on_line: Callable[[int], None] | None = None,
+) -> Iterator[DeclarationRecord]:
+    """Yield the declaration records of a stream in order, validating as it goes.
+
+    `lines` are raw lines (bytes, with or without the newline). `summary` receives the header
+    as soon as it is read and the count once the footer is checked. `on_line` is called with the
+    line number of each line read (for progress). Raises `LeanIndexError(invalid_stream)` with
+    `details.line` at the first violation, including a stream that ends without its footer.
+    """
+    previous: tuple[str | int, ...] | None = None
+    previous_name = ""
+    number = 0
+    for number, raw in enumerate(lines, start=1):
+        summary.lines = number
+        if on_line is not None:
+            on_line(number)
+        if summary.footer_seen:
+            if raw.strip():
+                raise _fail(number, "data after the footer")
+            continue
+        if number == 1:
+            summary.header = _read_header(raw)
+            summary.modules = set(summary.header.modules)
+            continue
+        try:
+            record = DeclarationRecord.model_validate_json(raw)
+        except ValidationError as error:
+            _read_non_declaration(raw, number, error, summary)
+            continue
+        components = tuple(record.components)
+        try:
+            parsed = parse_name(record.name)
+        except NameSyntaxError as error:
+            raise _fail(number, f"name {record.name!r} is not a Lean name: {error}") from None
+        if parsed != components:
+            raise _fail(
+                number,
+                f"name {record.name!r} does not match its components {list(components)!r}"
+                f" (they print as {format_name(components)!r})",
+            )
+        if previous is not None:
+            order = name_cmp(previous, components)
+            if order == 0:
+                raise _fail(number, f"duplicate declaration {record.name!r}")
+            if order > 0:
+                raise _fail(
+                    number,
+                    f"out of Name.lt order: {record.name!r} comes after {previous_name!r}",
+                )
+        if not _strictly_sorted(record.type_constants):
+            raise _fail(number, f"type_constants of {record.name!r} are not sorted and unique")
+        if record.value_constants is not None and not _strictly_sorted(record.value_constants):
+            raise _fail(number, f"value_constants of {record.name!r} are not sorted and unique")
+        if record.module is not None and record.module not in summary.modules:
+            raise _fail(number, f"module {record.module!r} of {record.name!r} is not in the header's module list")
+        previous, previous_name = components, record.name
+        summary.count += 1
+        yield record
+    if number == 0:
+        raise _fail(1, "empty stream: expected a header line")
+    if not summary.footer_seen:
+        raise _fail(
+            number + 1,
+            f"stream ended without a footer after {summary.count} declarations (truncated?)",
+        )
+
+
+def _read_header(raw: bytes) -> HeaderRecord:
+    try:
+        return HeaderRecord.model_validate_json(raw)
+    except ValidationError as error:
+        kind = _record_kind(raw)
+        if kind is None:
+            raise _fail(1, f"malformed header: {_describe(error)}") from None
+        if kind != "header":
+            raise _fail(1, f"missing header: the first line is a {kind!r} record") from None
+        raise _fail(1, f"invalid header: {_describe(error)}") from None
+
+
+def _record_kind(raw: bytes) -> str | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and isinstance(value.get("record"), str):
+        return value["record"]
+    return "?"
+
+
+def _read_non_declaration(raw: bytes, number: int, error: ValidationError, summary: StreamSummary) -> None:
+    kind = _record_kind(raw)
+    if kind is None:
+        raise _fail(number, "malformed JSON" if raw.strip() else "empty line") from None
+    if kind == "footer":
+        try:
+            footer = FooterRecord.model_validate_json(raw)
+        except ValidationError as footer_error:
+            raise _fail(number, f"invalid footer: {_describe(footer_error)}") from None
+        if footer.count != summary.count:
+            raise _fail(
+                number,
+                f"footer count {footer.count} disagrees with the {summary.count} declarations read",
+            )
+        summary.footer_seen = True
+        return
+    if kind == "header":
+        raise _fail(number, "a second header") from None
+    if kind == "declaration":
+        raise _fail(number, f"invalid declaration: {_describe(error)}") from None
+    raise _fail(number, f"unknown record type {kind!r}") from None
+
+
+def iter_lines(stream: BinaryIO, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """Lines of a binary stream (file or pipe), read in large chunks; memory stays bounded
+    by the chunk size and the longest line."""
+    pending = b""
+    while True:
+        chunk = stream.read(chunk_bytes)
+        if not chunk:
+            break
+        pending += chunk
+        parts = pending.split(b"\n")
+        pending = parts.pop()
+        yield from parts
+    if pending:
+        yield pending

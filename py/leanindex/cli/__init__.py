@@ -1,0 +1,26 @@
+"""The `leanindex` command line: a thin adapter over the library.
+
+Each command group lives in its own module and registers itself on `main`; commands parse
+arguments, call the library, and print either a readable rendering or (with `--json`) exactly
+the response model or the shared error object. Exit status: 0 on success, the code's entry in
+`leanindex.errors.EXIT_STATUS` on a refusal or failure, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="leanindex")
+def main() -> None:
+    """leanindex: declaration index, bounded search and proof checking for Lean 4."""
+
+
+def _register() -> None:
+    from . import catalog, demo, query  # noqa: F401  (each module adds its commands to `main`)
+
+
+_register()

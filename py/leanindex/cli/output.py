@@ -1,0 +1,75 @@
+"""Shared CLI output: JSON for machines, rich rendering on stderr/stdout for people, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+
+from ..errors import EXIT_STATUS, ErrorCode, LeanIndexError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+stdout = Console(soft_wrap=True, highlight=False)
+stderr = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def emit_json(model: BaseModel | dict[str, Any]) -> None:
+    """Print a response model (or dict) as one JSON document on stdout."""
+    data = model.model_dump(mode="json") if isinstance(model, BaseModel) else model
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def validation_error(error: ValidationError) -> LeanIndexError:
+    """An `invalid_request` error describing the first problem of a request model."""
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+    return LeanIndexError(
+        ErrorCode.INVALID_REQUEST,
+        f"{where}: {first['msg']}",
+        {"errors": [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in error.errors()]},
+    )
+
+
+def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
+    """Decorator: turn `LeanIndexError`/`ValidationError` into the error object (JSON mode) or a
+    message on stderr, and exit with the code's status."""
+
+    def decorate(command: F) -> F:
+        @wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            as_json = bool(kwargs.get(json_flag)) if json_flag else False
+            try:
+                return command(*args, **kwargs)
+            except ValidationError as error:
+                failure = validation_error(error)
+            except LeanIndexError as error:
+                failure = error
+            if as_json:
+                emit_json(failure.to_dict())
+            else:
+                stderr.print(f"[bold red]error[/] ({failure.code.value}): {failure.message}", markup=True)
+                suggestions = failure.details.get("suggestions")
+                if suggestions:
+                    stderr.print("did you mean: " + ", ".join(suggestions))
+            raise SystemExit(EXIT_STATUS[failure.code])
+
+        return run  # type: ignore[return-value]
+
+    return decorate
+
+
+root_option = click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=str),
+    default=".",
+    show_default=True,
+    help="Folder holding catalog/ and manifests/.",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print exactly the response model (or error object) as JSON.")

@@ -1,0 +1,121 @@
+"""The query engine: every profile under a root, verified before it serves.
+
+`Engine(root)` answers `search`, `inspect` and `environments` for each profile that has a
+manifest under `root/manifests/`. A profile is verified (every catalog file's sha256 against its
+manifest) when first used and again whenever a stat shows that its manifest, catalog link or a
+catalog file changed; a failed verification fails closed with `catalog_unavailable` or
+`digest_mismatch` on every call until the catalog is whole again.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
+from ..errors import ErrorCode, LeanIndexError
+from ..models import (
+    EnvironmentsResponse,
+    EnvironmentSummary,
+    InspectRequest,
+    InspectResponse,
+    SearchRequest,
+    SearchResponse,
+)
+from .loaded import LoadedCatalog
+from .search import inspect as _inspect
+from .search import search as _search
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    """Search and inspect over the catalogs under `root` (thread-safe)."""
+
+    def __init__(self, root: str | Path = "."):
+        self.root = Path(root).resolve()
+        self._loaded: dict[str, LoadedCatalog] = {}
+        self._lock = threading.Lock()
+
+    def profiles(self) -> list[str]:
+        """Profile ids (lower case) that have a manifest under the root."""
+        return discover_profiles(self.root)
+
+    def catalog(self, environment: str) -> LoadedCatalog:
+        """The verified catalog of `environment` (any case).
+
+        Raises `LeanIndexError`: `unknown_environment` (no manifest of that id, with the known
+        ids in `details.known`), `catalog_unavailable` or `digest_mismatch`.
+        """
+        profile = normalize_profile(environment)
+        paths = CatalogPaths.of(self.root, profile)
+        with self._lock:
+            loaded = self._loaded.get(profile)
+            if loaded is not None and loaded.unchanged():
+                return loaded
+            if loaded is not None:
+                del self._loaded[profile]
+                loaded.close()
+            if not paths.manifest.exists():
+                raise LeanIndexError(
+                    ErrorCode.UNKNOWN_ENVIRONMENT,
+                    f"unknown environment {environment!r}",
+                    {"environment": environment, "known": [p.upper() for p in self.profiles()]},
+                )
+            loaded = LoadedCatalog.open(paths)
+            self._loaded[profile] = loaded
+            return loaded
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """Run a bounded search; see `leanindex.engine.search.search`."""
+        return _search(self.catalog(request.environment), request)
+
+    def inspect(self, request: InspectRequest) -> InspectResponse:
+        """Look up one declaration; see `leanindex.engine.search.inspect`."""
+        return _inspect(self.catalog(request.environment), request)
+
+    def environments(self) -> EnvironmentsResponse:
+        """Every profile under the root with its identity and counts. A profile whose catalog
+        fails verification is listed with `verified: false` (and no counts it cannot vouch for)
+        rather than hidden."""
+        summaries = []
+        for profile in self.profiles():
+            try:
+                loaded = self.catalog(profile)
+            except LeanIndexError:
+                summaries.append(_unverified(self.root, profile))
+                continue
+            m = loaded.manifest
+            summaries.append(
+                EnvironmentSummary(
+                    **loaded.identity().model_dump(),
+                    imports=m.imports,
+                    declaration_count=m.catalog.declaration_count,
+                    visible_count=m.catalog.visible_count,
+                    source=m.source.kind,
+                    verified=True,
+                )
+            )
+        return EnvironmentsResponse(environments=summaries)
+
+    def close(self) -> None:
+        """Close every open catalog."""
+        with self._lock:
+            for loaded in self._loaded.values():
+                loaded.close()
+            self._loaded.clear()
+
+
+def _unverified(root: Path, profile: str) -> EnvironmentSummary:
+    return EnvironmentSummary(
+        environment=profile.upper(),
+        environment_digest="",
+        lean_version=None,
+        lean_commit=None,
+        mathlib_commit=None,
+        imports=[],
+        declaration_count=0,
+        visible_count=0,
+        source="unknown",
+        verified=False,
+    )

@@ -1,0 +1,59 @@
+"""Opaque search cursors, bound to one catalog and one query.
+
+A cursor is base64url JSON `{"v": 1, "c": <catalog>, "q": <query>, "p": <pos>}`: the scan
+continues after position `p`. `c` is a prefix of the catalog's Parquet sha256 and `q` a
+fingerprint of the filters (not of `result_limit`, which may change between pages), so a cursor
+from another catalog or another query is refused instead of silently continuing a different
+scan.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+
+from ..errors import ErrorCode, LeanIndexError
+from ..models import SearchRequest
+
+_VERSION = 1
+
+
+def query_fingerprint(request: SearchRequest) -> str:
+    """A short digest of the request's filters (environment lower-cased; limit and cursor left out)."""
+    data = request.model_dump(mode="json", exclude={"result_limit", "after"})
+    data["environment"] = data["environment"].lower()
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def encode_cursor(catalog_digest: str, request: SearchRequest, pos: int) -> str:
+    """The cursor that continues `request` after position `pos` in the catalog `catalog_digest`."""
+    payload = {"v": _VERSION, "c": catalog_digest[:16], "q": query_fingerprint(request), "p": pos}
+    return base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, catalog_digest: str, request: SearchRequest) -> int:
+    """The position a cursor continues after. Raises `LeanIndexError(invalid_request)` for a
+    malformed cursor, one from another catalog, or one from a different query."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        payload = json.loads(raw)
+        version, catalog, query, pos = payload["v"], payload["c"], payload["q"], payload["p"]
+    except (binascii.Error, ValueError, KeyError, TypeError):
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"}) from None
+    if version != _VERSION or not isinstance(pos, int) or isinstance(pos, bool) or pos < 0:
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"})
+    if catalog != catalog_digest[:16]:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            "cursor belongs to another catalog (the environment was rebuilt or differs); start the search again",
+            {"field": "after"},
+        )
+    if query != query_fingerprint(request):
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            "cursor belongs to a different query; send the same filters as the request that returned it",
+            {"field": "after"},
+        )
+    return pos

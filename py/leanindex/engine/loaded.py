@@ -1,0 +1,144 @@
+"""One verified, opened catalog: manifest, memory-mapped index and read-only database."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from ..catalog.index import SearchIndex
+from ..catalog.layout import CatalogPaths
+from ..catalog.manifest import Manifest
+from ..catalog.verify import verify_catalog
+from ..errors import ErrorCode, LeanIndexError
+from ..models import EnvironmentIdentity
+
+FileStamp = tuple[int, int, int]
+
+
+def _stamp(path: Path) -> FileStamp | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def catalog_stamps(paths: CatalogPaths, files: list[str]) -> dict[str, object]:
+    """What must stay unchanged for a verification to hold: the manifest, the link target of
+    `catalog/<profile>`, and every catalog file (inode, size, mtime)."""
+    try:
+        target = os.readlink(paths.catalog_dir)
+    except OSError:
+        target = None
+    stamps: dict[str, object] = {"manifest": _stamp(paths.manifest), "link": target}
+    for relative in files:
+        stamps[relative] = _stamp(paths.catalog_dir / relative)
+    return stamps
+
+
+@dataclass
+class LoadedCatalog:
+    """A catalog that passed `verify_catalog`, opened for serving.
+
+    `constant_ids` maps each constant that occurs in some type to its posting-list id;
+    `modules` lists module names by id. The database is opened read-only; each call uses its
+    own cursor, so a `LoadedCatalog` may be shared between threads.
+    """
+
+    paths: CatalogPaths
+    manifest: Manifest
+    index: SearchIndex
+    database: duckdb.DuckDBPyConnection
+    constant_ids: dict[str, int]
+    constant_names: list[str]
+    modules: list[str]
+    stamps: dict[str, object]
+    _names: list[str] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def open(cls, paths: CatalogPaths) -> LoadedCatalog:
+        """Verify every file against the manifest, then open it.
+
+        Raises `LeanIndexError` (`catalog_unavailable`, `digest_mismatch`) as `verify_catalog`.
+        """
+        manifest = verify_catalog(paths)
+        stamps = catalog_stamps(paths, list(manifest.catalog.files))
+        try:
+            index = SearchIndex.load(paths.catalog_dir)
+            database = duckdb.connect(str(paths.database), read_only=True, config={"threads": 2})
+        except (OSError, ValueError, duckdb.Error) as error:
+            raise LeanIndexError(
+                ErrorCode.CATALOG_UNAVAILABLE,
+                f"cannot open the catalog of profile {paths.profile!r}: {error}",
+                {"profile": paths.profile},
+            ) from None
+        constants = database.execute("SELECT name FROM constants ORDER BY id").fetchall()
+        constant_names = [name for (name,) in constants]
+        modules = [name for (name,) in database.execute("SELECT name FROM modules ORDER BY id").fetchall()]
+        return cls(
+            paths=paths,
+            manifest=manifest,
+            index=index,
+            database=database,
+            constant_ids={name: i for i, name in enumerate(constant_names)},
+            constant_names=constant_names,
+            modules=modules,
+            stamps=stamps,
+        )
+
+    def unchanged(self) -> bool:
+        """True when no catalog file, link or manifest changed since verification (a few stats)."""
+        return catalog_stamps(self.paths, list(self.manifest.catalog.files)) == self.stamps
+
+    def close(self) -> None:
+        """Close the database connection (the memory maps go with the object)."""
+        self.database.close()
+
+    def identity(self) -> EnvironmentIdentity:
+        """The environment identity every response carries."""
+        m = self.manifest
+        return EnvironmentIdentity(
+            environment=self.paths.profile.upper(),
+            environment_digest=m.environment_digest,
+            lean_version=m.lean.version,
+            lean_commit=m.lean.githash,
+            mathlib_commit=m.mathlib_commit,
+        )
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A fresh DuckDB cursor for one call (DuckDB 2 refuses concurrent use of one connection)."""
+        return self.database.cursor()
+
+    def all_names(self) -> list[str]:
+        """Every printed name in `pos` order, loaded on first use (for suggestions only)."""
+        with self._lock:
+            if self._names is None:
+                self._names = [n for (n,) in self.cursor().execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
+            return self._names
+
+    def close_names(self, name: str, limit: int = 5) -> list[str]:
+        """Visible declaration names close to `name`: first among names sharing its last
+        component, else by edit similarity over all names (rapidfuzz)."""
+        names = self.all_names()
+        last = name.rsplit(".", 1)[-1]
+        pool = self.index.positions_containing(last) if last else np.empty(0, dtype=np.int64)
+        pool = pool[~np.asarray(self.index.hidden[pool], dtype=bool)] if len(pool) else pool
+        if len(pool):
+            choices = {int(p): names[int(p)] for p in pool[:20000]}
+        else:
+            visible = np.flatnonzero(~np.asarray(self.index.hidden, dtype=bool))
+            choices = {int(p): names[int(p)] for p in visible}
+        found = process.extract(name, choices, scorer=fuzz.ratio, limit=limit)
+        return [match for match, _score, _key in found]
+
+    def close_constants(self, name: str, limit: int = 5) -> list[str]:
+        """Known type constants close to `name` by edit similarity (rapidfuzz)."""
+        found = process.extract(name, self.constant_names, scorer=fuzz.ratio, limit=limit)
+        return [match for match, _score, _key in found]

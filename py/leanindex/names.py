@@ -1,0 +1,167 @@
+"""Lean 4 names on the Python side: components, printing, parsing and `Name.lt` order.
+
+A Lean `Name` is a chain of components from the root, each a string (`Name.str`) or a
+natural number (`Name.num`). Here a name is a tuple of `str | int` components, root first.
+
+The order is Lean's own `Name.cmp` (lean4 `src/Lean/Data/Name.lean`): it recurses from the
+last component towards the root; at each step a numeric component sorts before a string one,
+and a name whose components run out first sorts first; only when the prefixes compare equal
+are the components themselves compared (strings by code point, numbers by value).
+`Name.lt x y` is `cmp x y == .lt`. This is not the order of the printed strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeAlias
+
+Component: TypeAlias = str | int
+Components: TypeAlias = tuple[Component, ...]
+
+ESCAPE_OPEN = "«"
+ESCAPE_CLOSE = "»"
+
+
+class NameSyntaxError(ValueError):
+    """A printed name that cannot be read as a Lean name (unbalanced `«»`, empty component)."""
+
+
+def name_cmp(a: Sequence[Component], b: Sequence[Component]) -> int:
+    """Compare two names exactly as Lean's `Name.cmp`; return -1, 0 or 1.
+
+    `a` and `b` are component sequences, root first. Mirrors the recursion of `Name.cmp` in
+    lean4 `src/Lean/Data/Name.lean`: aligned from the last component, the first position where
+    the kinds differ decides (`num < str`); otherwise the name that runs out first is smaller;
+    otherwise the components are compared root first.
+    """
+    i, j = len(a) - 1, len(b) - 1
+    while i >= 0 and j >= 0:
+        a_num, b_num = isinstance(a[i], int), isinstance(b[j], int)
+        if a_num != b_num:
+            return -1 if a_num else 1
+        i -= 1
+        j -= 1
+    if i >= 0:
+        return 1
+    if j >= 0:
+        return -1
+    for x, y in zip(a, b):
+        if x != y:
+            return -1 if x < y else 1  # type: ignore[operator]  # same kind at each aligned position
+    return 0
+
+
+def name_lt(a: Sequence[Component], b: Sequence[Component]) -> bool:
+    """Lean's `Name.lt`: `name_cmp(a, b) == -1`."""
+    return name_cmp(a, b) < 0
+
+
+def name_sort_key(components: Sequence[Component]) -> tuple[tuple[int, ...], Components]:
+    """A key whose tuple order equals `name_cmp`, for `sorted(..., key=name_sort_key)`.
+
+    The first part lists the component kinds from the last one (0 numeric, 1 string) ended by
+    -1, so a differing kind or a name running out decides first, as in `Name.cmp`; names with
+    identical kind sequences then compare their components root first, kind by kind.
+    """
+    kinds = tuple(0 if isinstance(c, int) else 1 for c in reversed(components)) + (-1,)
+    return kinds, tuple(components)
+
+
+def _is_letter_like(c: str) -> bool:
+    # `Lean.isLetterLike` (lean4 `src/Init/Meta/Defs.lean`), including the Latin-1 and
+    # Latin Extended-A ranges it gained in 2025.
+    v = ord(c)
+    return (
+        (0x3B1 <= v <= 0x3C9 and v != 0x3BB)
+        or (0x391 <= v <= 0x3A9 and v not in (0x3A0, 0x3A3))
+        or 0x3CA <= v <= 0x3FB
+        or 0x1F00 <= v <= 0x1FFE
+        or 0x2100 <= v <= 0x214F
+        or 0x1D49C <= v <= 0x1D59F
+        or (0xC0 <= v <= 0xFF and v not in (0xD7, 0xF7))
+        or 0x100 <= v <= 0x17F
+    )
+
+
+def _is_subscript_alnum(c: str) -> bool:
+    v = ord(c)
+    return 0x2080 <= v <= 0x2089 or 0x2090 <= v <= 0x209C or 0x1D62 <= v <= 0x1D6A or v == 0x2C7C
+
+
+def _is_id_first(c: str) -> bool:
+    return c.isascii() and c.isalpha() or c == "_" or _is_letter_like(c)
+
+
+def _is_id_rest(c: str) -> bool:
+    return (
+        c.isascii() and c.isalnum() or c in "_'!?" or _is_letter_like(c) or _is_subscript_alnum(c)
+    )
+
+
+def _format_component(c: Component) -> str:
+    if isinstance(c, int):
+        return str(c)
+    if c and _is_id_first(c[0]) and all(_is_id_rest(ch) for ch in c[1:]):
+        return c
+    return ESCAPE_OPEN + c + ESCAPE_CLOSE
+
+
+def format_name(components: Sequence[Component]) -> str:
+    """Print a name the way Lean's `Name.toString` (escape := true) does.
+
+    String components that are not identifiers (`Lean.isIdFirst`/`isIdRest`) are wrapped in
+    `«»`; numeric components print as digits. Lean skips escaping for names with macro scopes;
+    records from Lean carry Lean's own printing, so this is used for names built here
+    (namespaces, suggestions), not to second-guess Lean.
+    """
+    return ".".join(_format_component(c) for c in components)
+
+
+def parse_name(text: str) -> Components:
+    """Read a printed name back into components.
+
+    Splits on `.` outside `«»`; an escaped segment is one string component; an unescaped
+    segment of ASCII digits is a numeric component. Raises `NameSyntaxError` for an empty
+    name, an empty component or unbalanced `«»`.
+    """
+    if not text:
+        raise NameSyntaxError("empty name")
+    parts: list[Component] = []
+    i, n = 0, len(text)
+    while True:
+        if i < n and text[i] == ESCAPE_OPEN:
+            close = text.find(ESCAPE_CLOSE, i + 1)
+            if close < 0:
+                raise NameSyntaxError(f"unclosed «» in {text!r}")
+            parts.append(text[i + 1 : close])
+            i = close + 1
+            if i < n and text[i] != ".":
+                raise NameSyntaxError(f"text after » in {text!r}")
+        else:
+            dot = text.find(".", i)
+            end = n if dot < 0 else dot
+            segment = text[i:end]
+            if not segment:
+                raise NameSyntaxError(f"empty component in {text!r}")
+            if ESCAPE_OPEN in segment or ESCAPE_CLOSE in segment:
+                raise NameSyntaxError(f"misplaced «» in {text!r}")
+            parts.append(int(segment) if segment.isascii() and segment.isdigit() else segment)
+            i = end
+        if i >= n:
+            return tuple(parts)
+        i += 1  # skip the dot
+        if i >= n:
+            raise NameSyntaxError(f"empty component in {text!r}")
+
+
+def namespace_key(components: Sequence[Component]) -> str:
+    """A prefix-free string encoding of components, for namespace range look-ups.
+
+    Each component is encoded self-delimiting (`s<len>:<text>` or `n<value>:`), so one name's
+    key is a string prefix of another's exactly when its components are a leading part of the
+    other's components. The character after a whole key is always `n` or `s`, which is what
+    makes `[key + "n", key + "t")` the range of names strictly inside a namespace.
+    """
+    return "".join(
+        f"n{c}:" if isinstance(c, int) else f"s{len(c)}:{c}" for c in components
+    )

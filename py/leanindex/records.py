@@ -1,0 +1,133 @@
+"""The declaration stream contract `leanindex.declarations/v1` (NDJSON, one object a line).
+
+Line 1 is a `HeaderRecord`, then one `DeclarationRecord` per constant in Lean's `Name.lt`
+order, then a `FooterRecord` with the count. The Lean extractor (`LeanIndex/`) writes exactly
+this; the doc-gen4 importer produces the same records. `api/declarations.schema.json` is
+generated from these models.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+STREAM_FORMAT = "leanindex.declarations/v1"
+
+
+class Kind(StrEnum):
+    """Kernel kinds, one per `Lean.ConstantInfo` constructor (lean4 `src/Lean/Declaration.lean`)."""
+
+    AXIOM = "axiom"
+    DEFINITION = "definition"
+    THEOREM = "theorem"
+    OPAQUE = "opaque"
+    QUOTIENT = "quotient"
+    INDUCTIVE = "inductive"
+    CONSTRUCTOR = "constructor"
+    RECURSOR = "recursor"
+
+
+KIND_ORDER: tuple[Kind, ...] = tuple(Kind)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Position(_Strict):
+    """A source position as Lean's `Position`: 1-based `line`, 0-based `column` in code points
+    (null when the source gives only lines, as doc-gen4 does)."""
+
+    line: Annotated[StrictInt, Field(ge=1)]
+    column: Annotated[StrictInt, Field(ge=0)] | None
+
+
+class SourceRange(_Strict):
+    """A declaration range in its module's source (`Lean.DeclarationRange`)."""
+
+    start: Position
+    end: Position
+
+
+class ExtractorInfo(BaseModel):
+    """Who wrote the stream: `name`, `version`, and optionally a digest of its sources."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: StrictStr
+    version: StrictStr
+
+
+class LeanInfo(_Strict):
+    """`Lean.versionString` and `Lean.githash` of the Lean that produced the environment."""
+
+    version: StrictStr
+    githash: StrictStr | None
+
+
+class HeaderRecord(_Strict):
+    """First line of a stream: format id, producer, Lean version, imports and module list.
+
+    `approximate_fields` names record fields that the producer can only approximate (the
+    doc-gen4 front end sets it); `source_commits` maps a repository to the commit its data came
+    from, when the producer knows it.
+    """
+
+    record: Literal["header"]
+    format: Literal["leanindex.declarations/v1"]
+    extractor: ExtractorInfo
+    lean: LeanInfo
+    imports: list[StrictStr]
+    modules: list[StrictStr]
+    approximate_fields: list[StrictStr] = Field(default_factory=list)
+    source_commits: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+
+
+class DeclarationRecord(_Strict):
+    """One constant of the environment (DESIGN.md record table).
+
+    `components` are the name's components from the root (strings, integers for numeric
+    components); `name` must read back to exactly those components. `type_constants` are the
+    constants occurring in the elaborated type, sorted by code point, without duplicates.
+    `type_fallback` is set when Lean's pretty printer failed and `type` is a fallback rendering.
+    """
+
+    record: Literal["declaration"]
+    name: Annotated[StrictStr, Field(min_length=1)]
+    components: Annotated[list[StrictStr | Annotated[StrictInt, Field(ge=0)]], Field(min_length=1)]
+    kind: Kind
+    module: StrictStr | None
+    type: StrictStr
+    type_constants: list[StrictStr]
+    level_params: list[StrictStr]
+    doc: StrictStr | None
+    range: SourceRange | None
+    is_private: StrictBool
+    is_internal: StrictBool
+    is_instance: StrictBool
+    is_class: StrictBool
+    is_structure: StrictBool
+    is_unsafe: StrictBool
+    is_deprecated: StrictBool
+    type_fallback: StrictBool = False
+    value_constants: list[StrictStr] | None = None
+
+
+class FooterRecord(_Strict):
+    """Last line of a stream: the number of declaration records before it."""
+
+    record: Literal["footer"]
+    count: Annotated[StrictInt, Field(ge=0)]
+
+
+FLAG_FIELDS: tuple[str, ...] = (
+    "is_private",
+    "is_internal",
+    "is_instance",
+    "is_class",
+    "is_structure",
+    "is_unsafe",
+    "is_deprecated",
+    "type_fallback",
+)
