@@ -76,7 +76,9 @@ def splitChunks {α : Type} (as : Array α) (size : Nat) : Array (Array α) :=
 
 /-- Waits for a chunk and writes its lines; returns how many. -/
 def writeChunk (out : IO.FS.Stream) (t : Task (Except IO.Error (Array String))) : IO Nat := do
-  let lines ← IO.ofExcept (← IO.wait t)
+  let lines ← match ← IO.wait t with
+    | .ok lines => pure lines
+    | .error e => throw e
   for line in lines do
     out.putStrLn line
   return lines.size
