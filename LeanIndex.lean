@@ -1,0 +1,5 @@
+import LeanIndex.Cli
+import LeanIndex.Flags
+import LeanIndex.Print
+import LeanIndex.Record
+import LeanIndex.Extract

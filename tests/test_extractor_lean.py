@@ -1,0 +1,158 @@
+"""End-to-end tests of the Lean extractor (`leanindex-extract`) on Lean core's `Init`.
+
+They need a Lean toolchain: `lake` on PATH (CI installs it with elan). Without it every test
+is skipped with the reason. The extractor is built and run once per session; the tests then
+read its NDJSON stream.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.lean
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXTRACTOR = REPO_ROOT / ".lake" / "build" / "bin" / "leanindex-extract"
+FORMAT_ID = "leanindex.declarations/v1"
+KINDS = {"axiom", "definition", "theorem", "opaque", "quotient", "inductive", "constructor", "recursor"}
+
+# Building the extractor compiles it against the whole `Lean` package; extracting `Init`
+# pretty-prints ~65k types. Both are bounded so a hung toolchain fails instead of blocking CI.
+BUILD_TIMEOUT_S = 3600
+EXTRACT_TIMEOUT_S = 3600
+
+
+def _require_lake() -> str:
+    lake = shutil.which("lake")
+    if lake is None:
+        reason = "Lean toolchain not installed: `lake` is not on PATH (install elan to run the lean tests)"
+        print(f"SKIP: {reason}")
+        pytest.skip(reason)
+    return lake
+
+
+@pytest.fixture(scope="session")
+def init_stream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the extractor and run it on `Init`; return the NDJSON file."""
+    lake = _require_lake()
+    subprocess.run([lake, "build", "leanindex-extract"], cwd=REPO_ROOT, check=True, timeout=BUILD_TIMEOUT_S)
+    out = tmp_path_factory.mktemp("extract") / "init.ndjson"
+    subprocess.run(
+        [lake, "env", str(EXTRACTOR), "--out", str(out), "Init"],
+        cwd=REPO_ROOT,
+        check=True,
+        timeout=EXTRACT_TIMEOUT_S,
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def records(init_stream: Path) -> list[dict[str, Any]]:
+    with init_stream.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.fixture(scope="session")
+def declarations(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if r.get("record") == "declaration"]
+
+
+@pytest.fixture(scope="session")
+def by_name(declarations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {d["name"]: d for d in declarations}
+
+
+def test_header_and_footer(records: list[dict[str, Any]], declarations: list[dict[str, Any]]) -> None:
+    header, footer = records[0], records[-1]
+    assert header["record"] == "header"
+    assert header["format"] == FORMAT_ID
+    assert header["extractor"] == {"name": "leanindex-extract", "version": "0.1.0"}
+    assert isinstance(header["lean"]["version"], str) and header["lean"]["version"]
+    assert isinstance(header["lean"]["githash"], str)
+    assert header["imports"] == ["Init"]
+    assert "Init" in header["modules"] and "Init.Prelude" in header["modules"]
+    assert len(header["modules"]) == len(set(header["modules"]))
+
+    assert footer == {"record": "footer", "count": len(declarations)}
+    assert len(declarations) == len(records) - 2, "only the first and last lines are not declarations"
+    assert 40_000 <= len(declarations) <= 120_000
+
+
+def test_declaration_shape(declarations: list[dict[str, Any]], records: list[dict[str, Any]]) -> None:
+    modules = set(records[0]["modules"])
+    for d in declarations:
+        assert d["kind"] in KINDS, d["name"]
+        assert isinstance(d["type"], str) and "\n" not in d["type"], d["name"]
+        assert d["type_constants"] == sorted(set(d["type_constants"])), d["name"]
+        assert d["module"] is None or d["module"] in modules, d["name"]
+        assert "value_constants" not in d, "value_constants is written only with --with-values"
+        assert all(isinstance(c, (str, int)) and not isinstance(c, bool) for c in d["components"])
+        rng = d["range"]
+        if rng is not None:
+            assert rng["start"]["line"] >= 1 and rng["start"]["column"] >= 0, d["name"]
+
+
+def test_nat_add_comm(by_name: dict[str, dict[str, Any]]) -> None:
+    d = by_name["Nat.add_comm"]
+    assert d["kind"] == "theorem"
+    assert d["module"].startswith("Init.")
+    assert {"Eq", "HAdd.hAdd", "Nat"} <= set(d["type_constants"])
+    assert d["components"] == ["Nat", "add_comm"]
+    assert not d["is_internal"] and not d["is_private"]
+
+
+def test_recursors(by_name: dict[str, dict[str, Any]]) -> None:
+    rec = by_name["Nat.rec"]
+    assert rec["kind"] == "recursor"
+    assert rec["is_internal"] is False
+    assert by_name["Nat.casesOn"]["is_internal"] is True
+
+
+def test_class_structure_instance(by_name: dict[str, dict[str, Any]]) -> None:
+    inhabited = by_name["Inhabited"]
+    assert inhabited["kind"] == "inductive"
+    assert inhabited["is_class"] is True
+    assert inhabited["is_structure"] is True
+    assert by_name["instAddNat"]["is_instance"] is True
+
+
+def test_private_names(declarations: list[dict[str, Any]]) -> None:
+    private = [d for d in declarations if d["name"].startswith("_private.")]
+    assert private, "Init declares private constants"
+    assert all(d["is_private"] for d in private)
+
+
+def test_name_lt_order(declarations: list[dict[str, Any]]) -> None:
+    from leanindex.names import name_cmp
+
+    for prev, cur in zip(declarations, declarations[1:]):
+        assert name_cmp(prev["components"], cur["components"]) == -1, (prev["name"], cur["name"])
+
+
+def test_catalog_builder_accepts_stream(init_stream: Path, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "leanindex",
+            "catalog",
+            "build",
+            "--input",
+            str(init_stream),
+            "--profile",
+            "core-lean-test",
+            "--root",
+            str(tmp_path),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
