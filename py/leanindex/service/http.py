@@ -41,6 +41,7 @@ from ..catalog.layout import normalize_profile
 from ..engine import Engine
 from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
 from ..models import (
+    DeclarationName,
     EnvironmentsResponse,
     ErrorResponse,
     InspectRequest,
@@ -216,7 +217,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, extra_tools:
     )
     async def inspect(
         request: Request,
-        name: Annotated[str, Path(description="Full Lean name, percent-encoded (e.g. `Nat.add_comm`, `%C2%ABterm_%2B_%C2%BB`).")],
+        name: Annotated[DeclarationName, Path(description="Full Lean name, percent-encoded (e.g. `Nat.add_comm`, `%C2%ABterm_%2B_%C2%BB`).")],
         environment: Annotated[ProfileId, Query(description="Profile id such as CORE; case-insensitive.")],
     ) -> InspectResponse:
         """Everything the catalog holds about one declaration (`lean.declaration.inspect`);
