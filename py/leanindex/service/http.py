@@ -6,7 +6,8 @@ of `errors.HTTP_STATUS`):
 - `GET /v1/environments`: `EnvironmentsResponse`, every profile under the root;
 - `POST /v1/declarations/search`: body `SearchRequest`, answer `SearchResponse`;
 - `GET /v1/declarations/{name}?environment=ID`: `InspectResponse`; `name` is the percent-encoded
-  full Lean name and may contain `/`, `.`, `«»` and any Unicode (a path converter keeps it whole);
+  full Lean name and may contain `/`, `.`, `«»`, newlines and any Unicode (`LeanNameConvertor`
+  keeps it whole);
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
@@ -33,6 +34,7 @@ from fastapi.responses import Response
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, ValidationError
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
@@ -71,6 +73,24 @@ T = TypeVar("T", bound=BaseModel)
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _VERIFICATION_CODES = (ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
+
+
+class LeanNameConvertor(Convertor[str]):
+    """The rest of the path, whatever it holds. Starlette's `path` convertor (`.*`) stops at a
+    newline, and its route pattern's `$` then accepts a trailing one, so `Foo%0A` would be served
+    as `Foo`; a Lean name may hold any character between `«»`, so this one matches every
+    character (`(?s:...)` lets `.` match newlines)."""
+
+    regex = "(?s:.+)"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("leanname", LeanNameConvertor())
 
 
 class Health(BaseModel):
@@ -209,7 +229,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, extra_tools:
         return await answer(request, body.environment, gate.run(engine.search, body))
 
     @app.get(
-        "/v1/declarations/{name:path}",
+        "/v1/declarations/{name:leanname}",
         response_model=InspectResponse,
         responses=error_responses(ErrorCode.INVALID_REQUEST, ErrorCode.NOT_FOUND, *_CATALOG, *_LIMITS),
         operation_id="inspectDeclaration",
