@@ -81,7 +81,11 @@ def serve(root: str, host: str, port: int, max_body_bytes: int, time_budget_s: f
                 timeout_graceful_shutdown=5,
             )
         )
-        server.run()
+        try:
+            server.run()
+        except KeyboardInterrupt:
+            # uvicorn re-raises the Ctrl-C it already answered with a graceful shutdown.
+            pass
     finally:
         engine.close()
 

@@ -63,6 +63,7 @@ from .middleware import (
     BearerTokenMiddleware,
     BodyLimitMiddleware,
     CarriedError,
+    NamedEndpoint,
     error_response,
 )
 from .tools import ToolSpec, query_tools
@@ -284,7 +285,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, extra_tools:
         environment, engine calls in flight, catalog verification state per environment."""
         return Response(metrics.render(), media_type=metrics.content_type)
 
-    app.add_route("/mcp", StreamableHTTPASGIApp(sessions), include_in_schema=False)
+    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
 
     @app.exception_handler(LeanIndexError)
     async def on_library_error(request: Request, error: LeanIndexError) -> Response:

@@ -20,6 +20,9 @@ from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
 
 #: Key under `scope["state"]` where a route handler leaves the environment label of the request.
 ENVIRONMENT_KEY = "leanindex_environment"
+#: Key under `scope["state"]` naming the route of a plain ASGI endpoint (FastAPI records
+#: `scope["route"]` for its own routes only).
+ROUTE_KEY = "leanindex_route"
 REQUEST_ID_HEADER = "x-request-id"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
@@ -44,7 +47,8 @@ def error_response(error: LeanIndexError, headers: dict[str, str] | None = None)
 class AccessMiddleware:
     """Gives every HTTP request an id (the client's `X-Request-Id` when well-formed, else a new
     one, echoed in the response), then writes one JSON access-log line (`leanindex.access`
-    logger: request id, method, route template, environment, status, duration in ms) and feeds
+    logger: request id, method, path, route template (`-` when no route was reached, e.g. a
+    refused token), environment, status, duration in ms) and feeds
     `observe(method, route, environment, status, seconds)` (the metrics)."""
 
     def __init__(self, app: ASGIApp, observe: Callable[[str, str, str, int, float], None]):
@@ -75,7 +79,7 @@ class AccessMiddleware:
             seconds = time.perf_counter() - started
             matched = scope.get("route")
             # `path_format` drops converters: `/v1/declarations/{name}`, as in the OpenAPI document.
-            route = getattr(matched, "path_format", None) or getattr(matched, "path", None) or "-"
+            route = scope["state"].get(ROUTE_KEY) or getattr(matched, "path_format", None) or "-"
             environment = scope["state"].get(ENVIRONMENT_KEY, "-")
             self.observe(scope["method"], route, environment, status, seconds)
             access_log.info(
@@ -84,6 +88,7 @@ class AccessMiddleware:
                     "fields": {
                         "request_id": request_id,
                         "method": scope["method"],
+                        "path": scope["path"],
                         "route": route,
                         "environment": environment,
                         "status": status,
@@ -91,6 +96,18 @@ class AccessMiddleware:
                     }
                 },
             )
+
+class NamedEndpoint:
+    """A plain ASGI endpoint that records its route (`ROUTE_KEY`) for the access log and metrics."""
+
+    def __init__(self, app: ASGIApp, route: str):
+        self.app = app
+        self.route = route
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope.setdefault("state", {})[ROUTE_KEY] = self.route
+        await self.app(scope, receive, send)
+
 
 class BearerTokenMiddleware:
     """Requires `Authorization: Bearer <token>` on every HTTP request except the paths in
