@@ -3,7 +3,9 @@
 Handles what leanindex asks of Lake: `lake env CMD...` (runs CMD as a child, the way Lake does,
 with LEAN_PATH and LEAN_SYSROOT taken from FAKE_LAKE_LEAN_PATH and FAKE_LAKE_SYSROOT),
 `lake build leanindex-extract` (writes `.lake/build/bin/leanindex-extract`, a launcher of
-standin_extractor.py), `lake --version`, `lake update` and `lake exe cache get`. Every call is
+standin_extractor.py), `lake --version`, `lake update` (copies FAKE_LAKE_MANIFEST to
+lake-manifest.json and writes FAKE_LAKE_UPDATE_TOOLCHAIN to lean-toolchain when set) and
+`lake exe cache get`. Every call is
 appended to FAKE_LAKE_LOG as one JSON line {"cwd", "args"}. FAKE_LAKE_FAIL=<subcommand> makes
 that subcommand fail with a message on stderr.
 """
@@ -43,8 +45,16 @@ def main(args: list[str]) -> int:
         binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
         print("Build completed successfully.")
         return 0
-    if command == "update" or args == ["exe", "cache", "get"]:
-        print(f"fake lake: {' '.join(args)} done")
+    if command == "update":
+        # As Lake does: record the resolved packages; Mathlib's update hook may rewrite the toolchain.
+        if "FAKE_LAKE_MANIFEST" in os.environ:
+            Path("lake-manifest.json").write_text(Path(os.environ["FAKE_LAKE_MANIFEST"]).read_text())
+        if "FAKE_LAKE_UPDATE_TOOLCHAIN" in os.environ:
+            Path("lean-toolchain").write_text(os.environ["FAKE_LAKE_UPDATE_TOOLCHAIN"] + "\n")
+        print("fake lake: update done")
+        return 0
+    if args == ["exe", "cache", "get"]:
+        print("fake lake: cache get done")
         return 0
     print(f"fake lake: unsupported arguments {args}", file=sys.stderr)
     return 2
