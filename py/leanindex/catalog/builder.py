@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import ErrorCode, LeanIndexError
-from ..names import format_name, namespace_key
+from ..names import namespace_key
 from ..records import KIND_ORDER
 from . import columns
 from .index import write_index
@@ -47,7 +47,7 @@ from .manifest import (
 from .stream import StreamSummary, read_stream
 
 _SERVING_SCHEMA = pa.schema(
-    [("pos", pa.int64()), ("ns_key", pa.string()), ("namespace", pa.string()), ("kind_code", pa.uint8()), ("hidden", pa.bool_())]
+    [("pos", pa.int64()), ("ns_key", pa.string()), ("kind_code", pa.uint8()), ("hidden", pa.bool_())]
 )
 
 
@@ -128,7 +128,6 @@ def _write_parquet(records: Iterable, build_dir: Path) -> int:
             visible += not hidden
             serving["pos"].append(pos)
             serving["ns_key"].append(namespace_key(record.components))
-            serving["namespace"].append(format_name(record.components[:-1]) if len(record.components) > 1 else None)
             serving["kind_code"].append(kind_codes[record.kind])
             serving["hidden"].append(hidden)
             pos += 1
@@ -143,25 +142,23 @@ def _write_parquet(records: Iterable, build_dir: Path) -> int:
 
 
 _SERVING_SQL = """
+CREATE TABLE declarations AS
+    SELECT * FROM read_parquet($decls);
 CREATE TABLE modules AS
     SELECT (row_number() OVER (ORDER BY module) - 1)::INTEGER AS id, module AS name
     FROM (SELECT DISTINCT module FROM read_parquet($decls) WHERE module IS NOT NULL);
-CREATE TABLE declarations AS
-    SELECT d.*, s.namespace
-    FROM read_parquet($decls) d JOIN read_parquet($serving) s USING (pos)
-    ORDER BY pos;
 CREATE TABLE search_columns AS
     SELECT s.pos, s.ns_key, s.kind_code, s.hidden, coalesce(m.id, -1)::INTEGER AS module_id
     FROM read_parquet($serving) s
-    JOIN read_parquet($decls) d USING (pos)
+    JOIN declarations d USING (pos)
     LEFT JOIN modules m ON m.name = d.module
     ORDER BY s.pos;
 CREATE TABLE constants AS
     SELECT (row_number() OVER (ORDER BY name) - 1)::INTEGER AS id, name
-    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM read_parquet($decls));
+    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM declarations);
 CREATE TABLE type_postings AS
     SELECT c.id AS constant_id, t.pos::INTEGER AS pos
-    FROM (SELECT pos, unnest(type_constants) AS name FROM read_parquet($decls)) t
+    FROM (SELECT pos, unnest(type_constants) AS name FROM declarations) t
     JOIN constants c USING (name)
     ORDER BY constant_id, pos;
 CREATE UNIQUE INDEX declarations_name ON declarations (name);

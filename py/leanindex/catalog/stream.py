@@ -44,7 +44,7 @@ class StreamSummary:
 
 
 def _strictly_sorted(values: list[str]) -> bool:
-    return all(a < b for a, b in zip(values, values[1:]))
+    return values == sorted(set(values))
 
 
 def read_stream(

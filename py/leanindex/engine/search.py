@@ -28,7 +28,7 @@ from ..models import (
     StopReason,
     UnknownConstant,
 )
-from ..names import NameSyntaxError, format_name, namespace_key, parse_name
+from ..names import NameSyntaxError, format_name, namespace_key, parse_name, printed_namespace
 from ..records import KIND_ORDER, FLAG_FIELDS, Kind, Position, SourceRange
 from .cursor import decode_cursor, encode_cursor
 from .loaded import LoadedCatalog
@@ -134,7 +134,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
 
 
 _RESULT_COLUMNS = (
-    "pos, name, kind, type, namespace, module, range_start_line, range_start_column, "
+    "pos, name, kind, type, module, range_start_line, range_start_column, "
     "range_end_line, range_end_column, components"
 )
 
@@ -144,13 +144,17 @@ def _rows(catalog: LoadedCatalog, positions: np.ndarray) -> dict[int, dict[str, 
         return {}
     cur = catalog.cursor()
     try:
-        cur.execute(
-            f"SELECT {_RESULT_COLUMNS} FROM declarations WHERE pos IN ({','.join(str(int(p)) for p in positions)})"
-        )
+        cur.execute(f"SELECT {_RESULT_COLUMNS} FROM declarations WHERE pos = ANY($1::BIGINT[])", [positions.tolist()])
         names = [d[0] for d in cur.description]
-        return {row[0]: dict(zip(names, row)) for row in cur.fetchall()}
+        return {row[0]: _with_namespace(dict(zip(names, row))) for row in cur.fetchall()}
     finally:
         cur.close()
+
+
+def _with_namespace(row: dict[str, Any]) -> dict[str, Any]:
+    row["components"] = json.loads(row["components"])
+    row["namespace"] = printed_namespace(row["name"], row["components"])
+    return row
 
 
 def _range(row: dict[str, Any]) -> SourceRange | None:
@@ -168,7 +172,7 @@ def _result(row: dict[str, Any], request: SearchRequest, constants: list[str]) -
         reasons.append(MatchReason(filter="name_contains", value=request.name_contains))
     reasons.extend(MatchReason(filter="type_constant", value=c) for c in constants)
     if request.namespace_prefixes:
-        components = tuple(json.loads(row["components"]))
+        components = tuple(row["components"])
         for prefix in request.namespace_prefixes:
             p = parse_name(prefix)
             if components[: len(p)] == p and len(components) > len(p):
@@ -213,7 +217,7 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
     return InspectResponse(
         **catalog.identity().model_dump(),
         name=row["name"],
-        components=json.loads(row["components"]),
+        components=row["components"],
         kind=Kind(row["kind"]),
         type=row["type"],
         namespace=row["namespace"],
@@ -234,6 +238,6 @@ def _row_named(catalog: LoadedCatalog, name: str) -> dict[str, Any] | None:
         row = cur.fetchone()
         if row is None:
             return None
-        return dict(zip([d[0] for d in cur.description], row))
+        return _with_namespace(dict(zip([d[0] for d in cur.description], row)))
     finally:
         cur.close()
