@@ -9,7 +9,6 @@ match is found before the page is cut.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -135,7 +134,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
 
 _RESULT_COLUMNS = (
     "pos, name, kind, type, module, range_start_line, range_start_column, "
-    "range_end_line, range_end_column, components"
+    "range_end_line, range_end_column"
 )
 
 
@@ -152,7 +151,8 @@ def _rows(catalog: LoadedCatalog, positions: np.ndarray) -> dict[int, dict[str, 
 
 
 def _with_namespace(row: dict[str, Any]) -> dict[str, Any]:
-    row["components"] = json.loads(row["components"])
+    # The builder checked that every stored name reads back to its record's components.
+    row["components"] = list(parse_name(row["name"]))
     row["namespace"] = printed_namespace(row["name"], row["components"])
     return row
 
