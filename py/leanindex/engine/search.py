@@ -29,6 +29,7 @@ from ..models import (
 )
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name, printed_namespace
 from ..records import KIND_ORDER, FLAG_FIELDS, Kind, Position, SourceRange
+from ..catalog.index import unique_positions
 from .cursor import decode_cursor, encode_cursor
 from .loaded import LoadedCatalog
 
@@ -42,16 +43,22 @@ def _parse(name: str, field: str) -> tuple[str | int, ...]:
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"{field}: {error}", {"field": field, "value": name}) from None
 
 
-def _intersect(lists: list[np.ndarray]) -> np.ndarray:
-    """Intersection of sorted unique position arrays, starting from the shortest."""
+def _intersect(lists: list[np.ndarray], size: int) -> np.ndarray:
+    """Intersection of sorted unique position arrays, starting from the shortest: binary
+    search into a much longer list, a boolean membership mask otherwise."""
     lists = sorted(lists, key=len)
     result = lists[0]
     for other in lists[1:]:
         if not len(result) or not len(other):
             return _EMPTY
-        at = np.searchsorted(other, result)
-        at[at == len(other)] = 0
-        result = result[other[at] == result]
+        if len(other) > 32 * len(result):
+            at = np.searchsorted(other, result)
+            at[at == len(other)] = 0
+            result = result[other[at] == result]
+        else:
+            member = np.zeros(size, dtype=bool)
+            member[other] = True
+            result = result[member[result]]
     return result
 
 
@@ -96,8 +103,8 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
                 constants.append(name)
                 selective.append(index.positions_with_constant(constant_id))
     if namespace_keys:
-        selective.append(np.unique(np.concatenate([index.positions_in_namespace(k) for k in namespace_keys])))
-    matches = _intersect(selective)
+        selective.append(unique_positions(np.concatenate([index.positions_in_namespace(k) for k in namespace_keys]), index.size))
+    matches = _intersect(selective, index.size)
 
     if request.kinds and len(matches):
         allowed = np.zeros(len(KIND_ORDER), dtype=bool)
