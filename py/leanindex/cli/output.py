@@ -12,7 +12,8 @@ import click
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
-from ..errors import EXIT_STATUS, ErrorCode, LeanIndexError
+from ..errors import EXIT_STATUS, LeanIndexError
+from ..validation import invalid_request
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,17 +27,6 @@ def emit_json(model: BaseModel | dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def validation_error(error: ValidationError) -> LeanIndexError:
-    """An `invalid_request` error describing the first problem of a request model."""
-    first = error.errors()[0]
-    where = ".".join(str(p) for p in first.get("loc", ())) or "request"
-    return LeanIndexError(
-        ErrorCode.INVALID_REQUEST,
-        f"{where}: {first['msg']}",
-        {"errors": [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in error.errors()]},
-    )
-
-
 def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
     """Decorator: turn `LeanIndexError`/`ValidationError` into the error object (JSON mode) or a
     message on stderr, and exit with the code's status."""
@@ -48,7 +38,7 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
             try:
                 return command(*args, **kwargs)
             except ValidationError as error:
-                failure = validation_error(error)
+                failure = invalid_request(error.errors())
             except LeanIndexError as error:
                 failure = error
             if as_json:
