@@ -93,9 +93,9 @@ def build_catalog(
     """
     paths = CatalogPaths.of(root, profile)
     facts = facts or EnvironmentFacts()
-    paths.builds_dir.mkdir(parents=True, exist_ok=True)
+    created = [folder for folder in (paths.catalog_dir.parent, paths.builds_dir) if not folder.exists()]
     build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-    build_dir.mkdir()
+    build_dir.mkdir(parents=True)
     try:
         summary = StreamSummary()
         visible = _write_parquet(read_stream(lines, summary, on_line), build_dir)
@@ -107,7 +107,18 @@ def build_catalog(
         return manifest
     except BaseException:
         shutil.rmtree(build_dir, ignore_errors=True)
+        _remove_if_empty(reversed(created))
         raise
+
+
+def _remove_if_empty(folders: Iterable[Path]) -> None:
+    """Remove folders a failed build created, so a refused stream leaves the root as it was;
+    a folder another build has meanwhile put something in stays."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _write_parquet(records: Iterable, build_dir: Path) -> int:
