@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from typing import BinaryIO
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -53,12 +53,12 @@ def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
 
 
 @catalog.command("build")
-@click.option("--input", "input_path", required=True, help="Declaration stream (NDJSON) file, or - for stdin.")
+@click.option("--input", "input_file", type=click.File("rb"), required=True, help="Declaration stream (NDJSON) file, or - for stdin.")
 @click.option("--profile", required=True, help="Profile id, e.g. core or mathlib (case-insensitive).")
 @root_option
 @json_option
 @handles_errors()
-def build(input_path: str, profile: str, root: str, as_json: bool) -> None:
+def build(input_file: BinaryIO, profile: str, root: str, as_json: bool) -> None:
     """Validate a leanindex.declarations/v1 stream and publish it as PROFILE's catalog.
 
     Nothing is written unless the whole stream is valid; an earlier catalog of the profile
@@ -66,11 +66,7 @@ def build(input_path: str, profile: str, root: str, as_json: bool) -> None:
     """
     paths = CatalogPaths.of(root, profile)
     with line_progress(f"building {paths.profile}") as on_line:
-        if input_path == "-":
-            manifest = build_catalog(iter_lines(sys.stdin.buffer), root, profile, on_line=on_line)
-        else:
-            with open(Path(input_path), "rb") as handle:
-                manifest = build_catalog(iter_lines(handle), root, profile, on_line=on_line)
+        manifest = build_catalog(iter_lines(input_file), root, profile, on_line=on_line)
     if as_json:
         emit_json(manifest.model_dump(mode="json", by_alias=True))
     else:
