@@ -1,10 +1,5 @@
-"""`names.py` against Lean's own `Name.cmp` and `Name.toString`.
-
-The oracle below is the literal recursive definition of `Lean.Name.cmp` from lean4
-`src/Lean/Data/Name.lean` (read at commit 00999644a5dc), on names built the way Lean builds
-them (`anonymous`, `str p s`, `num p n`), so the iterative `name_cmp` is checked against the
-definition rather than against itself.
-"""
+"""`names.py` against Lean's own `Name.cmp` (transcribed in `lean_oracle.py`) and
+`Name.toString`."""
 
 from __future__ import annotations
 
@@ -15,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lean_oracle import oracle
 from leanindex.names import (
     NameSyntaxError,
     format_name,
@@ -25,46 +21,6 @@ from leanindex.names import (
 )
 
 PROPERTIES = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-# --- the oracle: Lean's `Name` and `Name.cmp`, transcribed ------------------------------------
-
-ANONYMOUS = None
-
-
-def lean_name(components: tuple[Any, ...]) -> Any:
-    """`Name.mkStr`/`Name.mkNum` applied root first: `("str", prefix, s)` / `("num", prefix, n)`."""
-    name = ANONYMOUS
-    for c in components:
-        name = ("num", name, c) if isinstance(c, int) else ("str", name, c)
-    return name
-
-
-def compare(x: Any, y: Any) -> int:
-    """Lean's `compare` on `Nat` and on `String` (lexicographic by `Char`, i.e. code point)."""
-    return -1 if x < y else (1 if x > y else 0)
-
-
-def lean_cmp(a: Any, b: Any) -> int:
-    """`Name.cmp`, case by case in the order Lean's equations list them."""
-    if a is ANONYMOUS and b is ANONYMOUS:
-        return 0
-    if a is ANONYMOUS:
-        return -1
-    if b is ANONYMOUS:
-        return 1
-    tag_a, prefix_a, last_a = a
-    tag_b, prefix_b, last_b = b
-    if tag_a == "num" and tag_b == "str":
-        return -1
-    if tag_a == "str" and tag_b == "num":
-        return 1
-    order = lean_cmp(prefix_a, prefix_b)
-    return compare(last_a, last_b) if order == 0 else order
-
-
-def oracle(a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
-    return lean_cmp(lean_name(a), lean_name(b))
-
 
 # --- strategies ---------------------------------------------------------------------------------
 
