@@ -2,7 +2,7 @@
 
 The query engine takes and returns these; the CLI, the HTTP API and the MCP tools validate
 with them and serialise them unchanged. `api/` holds their JSON Schemas (see
-`leanindex.api_export`), and a test fails when the files and these models disagree.
+`leanindex.api_files`), and a test fails when the files and these models disagree.
 """
 
 from __future__ import annotations

@@ -1,0 +1,155 @@
+"""The public contracts as files under `api/`, generated from the models defined once in code.
+
+Each file has one function returning its exact text (JSON, sorted keys, two-space indent,
+trailing newline), so the output depends only on the models. `API_FILES` maps a file name under
+`api/` to its function; another surface adds its own file by adding an entry. `write_all`
+regenerates the files; `check_all` lists those that drifted, which `tests/test_api_files.py`
+and `leanindex api export --check` use to fail when the committed files and the code disagree.
+
+JSON Schemas are draft 2020-12, produced by Pydantic (`pydantic.json_schema.models_json_schema`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from .catalog.manifest import MANIFEST_SCHEMA, Manifest
+from .models import (
+    EnvironmentsResponse,
+    ErrorResponse,
+    InspectRequest,
+    InspectResponse,
+    SearchRequest,
+    SearchResponse,
+)
+from .records import STREAM_FORMAT, DeclarationRecord, FooterRecord, HeaderRecord
+
+API_DIR = "api"
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+Mode = Literal["validation", "serialization"]
+
+
+def render(document: Any) -> str:
+    """The canonical text of an `api/` file: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _schema_of(models: list[tuple[type[BaseModel], Mode]]) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """`$ref`s to each model (in the given order) and the shared `$defs`."""
+    refs, definitions = models_json_schema(models, ref_template="#/$defs/{model}")
+    return [refs[key] for key in models], definitions["$defs"]
+
+
+def declarations_schema() -> str:
+    """`api/declarations.schema.json`: one line of a `leanindex.declarations/v1` stream is one
+    of `records.HeaderRecord`, `records.DeclarationRecord`, `records.FooterRecord`.
+
+    The schema states each line's shape only; what spans lines (header first, `Name.lt` order,
+    no duplicates, the name reading back to its components, the footer count) is checked by
+    the builder (`leanindex.catalog.stream.read_stream`).
+    """
+    refs, definitions = _schema_of([(HeaderRecord, "validation"), (DeclarationRecord, "validation"), (FooterRecord, "validation")])
+    return render(
+        {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "$id": "urn:leanindex:api:declarations.schema.json",
+            "title": STREAM_FORMAT,
+            "version": STREAM_FORMAT.rsplit("/", 1)[1],
+            "description": (
+                f"One line of a {STREAM_FORMAT} declaration stream (NDJSON): the first line is a header, "
+                "then one declaration per constant in Lean's Name.lt order, then a footer with the count. "
+                "Ordering, uniqueness, name/components agreement and the footer count are checked by the "
+                "catalog builder, not by this schema."
+            ),
+            "oneOf": refs,
+            "$defs": definitions,
+        }
+    )
+
+
+_REQUESTS: list[type[BaseModel]] = [SearchRequest, InspectRequest]
+_RESPONSES: list[type[BaseModel]] = [SearchResponse, InspectResponse, EnvironmentsResponse, ErrorResponse]
+
+
+def models_schema() -> str:
+    """`api/models.schema.json`: the request models (as accepted) and the response and error
+    models (as sent) of `leanindex.models`, every one under `$defs` by its class name."""
+    refs, definitions = _schema_of([(m, "validation") for m in _REQUESTS] + [(m, "serialization") for m in _RESPONSES])
+    return render(
+        {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "$id": "urn:leanindex:api:models.schema.json",
+            "title": "leanindex request, response and error models",
+            "version": "v1",
+            "description": (
+                "Requests and responses of lean.declaration.search and lean.declaration.inspect, the "
+                "environment list, and the shared error object, as every surface (library, CLI, HTTP, MCP) "
+                "sends and accepts them."
+            ),
+            "anyOf": refs,
+            "$defs": definitions,
+        }
+    )
+
+
+def manifest_schema() -> str:
+    """`api/manifest.schema.json`: an environment manifest (`catalog.manifest.Manifest`)."""
+    refs, definitions = _schema_of([(Manifest, "validation")])
+    return render(
+        {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "$id": "urn:leanindex:api:manifest.schema.json",
+            "title": MANIFEST_SCHEMA,
+            "version": MANIFEST_SCHEMA.rsplit("/", 1)[1],
+            "description": (
+                "manifests/<profile>.json: binds catalog/<profile>/ to the environment it was built from; "
+                "environment_digest is the sha256 of the canonical JSON of every field but catalog and "
+                "environment_digest."
+            ),
+            "$ref": refs[0]["$ref"],
+            "$defs": definitions,
+        }
+    )
+
+
+API_FILES: dict[str, Callable[[], str]] = {
+    "declarations.schema.json": declarations_schema,
+    "models.schema.json": models_schema,
+    "manifest.schema.json": manifest_schema,
+}
+"""File name under `api/` -> the function producing its text."""
+
+
+def write_all(root: str | Path) -> list[Path]:
+    """Write every `api/` file under `root/api/` (created if missing); return the paths written."""
+    folder = Path(root) / API_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, produce in API_FILES.items():
+        path = folder / name
+        path.write_text(produce(), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def check_all(root: str | Path) -> list[str]:
+    """Names of the `api/` files under `root` that are missing or differ from the code (empty
+    when everything agrees)."""
+    folder = Path(root) / API_DIR
+    drifted = []
+    for name, produce in API_FILES.items():
+        path = folder / name
+        try:
+            current = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = None
+        if current != produce():
+            drifted.append(name)
+    return drifted
