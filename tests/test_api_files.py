@@ -1,35 +1,206 @@
-"""The committed contract files under api/ are exactly what the code generates."""
+"""The committed `api/` files agree with the code, and say what the code does.
+
+Drift: each file under `api/` must equal what `leanindex.api_files` produces now (regenerate
+with `leanindex api export`). Meaning: the embedded sample stream validates line by line
+against `declarations.schema.json` (with `jsonschema`, an independent validator), lines the
+builder refuses for their shape are refused by the schema too, and real responses, errors and
+manifests validate against `models.schema.json` and `manifest.schema.json`.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
+from jsonschema import Draft202012Validator
 
-from leanindex.api_files import API_FILES, export_api_files, render
+from leanindex.api_files import API_FILES, check_all, write_all
+from leanindex.catalog.layout import CatalogPaths
+from leanindex.cli import main
+from leanindex.cli.api import DRIFT_EXIT_STATUS
+from leanindex.engine import Engine
+from leanindex.errors import ErrorCode, LeanIndexError
 from leanindex.models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from leanindex.sample import sample_stream_path
+from streamkit import build, declaration
 
-API_DIR = Path(__file__).resolve().parents[1] / "api"
+REPO = Path(__file__).resolve().parents[1]
+API = REPO / "api"
+
+
+def schema(name: str) -> dict[str, Any]:
+    return json.loads((API / name).read_text(encoding="utf-8"))
+
+
+def validator_for(name: str, definition: str | None = None) -> Draft202012Validator:
+    """A validator for the whole file, or for one of its `$defs`."""
+    document = schema(name)
+    Draft202012Validator.check_schema(document)
+    if definition is not None:
+        document = {"$defs": document["$defs"], "$ref": f"#/$defs/{definition}"}
+    return Draft202012Validator(document)
 
 
 @pytest.mark.parametrize("name", sorted(API_FILES))
 def test_committed_file_matches_the_code(name: str) -> None:
-    committed = (API_DIR / name).read_text(encoding="utf-8")
-    assert committed == render(API_FILES[name]()), f"api/{name} is stale: run `leanindex api export`"
+    path = API / name
+    assert path.exists(), f"api/{name} is missing; run `leanindex api export`"
+    assert path.read_text(encoding="utf-8") == API_FILES[name](), f"api/{name} drifted; run `leanindex api export`"
 
 
-def test_check_mode_reports_drift_and_writes_nothing(tmp_path: Path) -> None:
-    assert export_api_files(tmp_path) == list(API_FILES)
-    assert export_api_files(tmp_path, check=True) == []
-    stale = tmp_path / "mcp-tools.json"
-    stale.write_text("{}\n", encoding="utf-8")
-    assert export_api_files(tmp_path, check=True) == ["mcp-tools.json"]
-    assert stale.read_text(encoding="utf-8") == "{}\n"
+def test_check_all_on_the_repository() -> None:
+    assert check_all(REPO) == []
+
+
+@pytest.mark.parametrize("name", sorted(API_FILES))
+def test_files_are_canonical_json(name: str) -> None:
+    text = API_FILES[name]()
+    assert text == API_FILES[name]()
+    assert text.endswith("}\n")
+    assert json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n" == text
+    document = json.loads(text)
+    if name.endswith(".schema.json"):
+        Draft202012Validator.check_schema(document)
+        assert {"$schema", "$id", "title", "version", "$defs"} <= set(document)
+
+
+def test_export_and_check_through_the_cli(tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(main, ["api", "export", "--check", "--root", str(tmp_path)])
+    assert missing.exit_code == DRIFT_EXIT_STATUS
+    assert not (tmp_path / "api").exists(), "--check writes nothing"
+    written = runner.invoke(main, ["api", "export", "--root", str(tmp_path)])
+    assert written.exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "api").iterdir()) == sorted(API_FILES)
+    assert runner.invoke(main, ["api", "export", "--check", "--root", str(tmp_path)]).exit_code == 0
+    edited = tmp_path / "api" / "models.schema.json"
+    edited.write_text(edited.read_text().replace('"SearchRequest"', '"SearchRequestX"', 1))
+    assert check_all(tmp_path) == ["models.schema.json"]
+    drifted = runner.invoke(main, ["api", "export", "--check", "--root", str(tmp_path)])
+    assert drifted.exit_code == DRIFT_EXIT_STATUS
+    assert "api/models.schema.json" in drifted.stderr
+    write_all(tmp_path)
+    assert check_all(tmp_path) == []
+
+
+# --- declarations.schema.json ------------------------------------------------------------------------
+
+
+def test_every_sample_line_validates() -> None:
+    validator = validator_for("declarations.schema.json")
+    lines = sample_stream_path().read_bytes().splitlines()
+    kinds = []
+    for number, line in enumerate(lines, start=1):
+        record = json.loads(line)
+        errors = list(validator.iter_errors(record))
+        assert not errors, f"line {number}: {errors[0].message}"
+        kinds.append(record["record"])
+    assert kinds[0] == "header" and kinds[-1] == "footer" and set(kinds[1:-1]) == {"declaration"}
+
+
+GOOD = declaration(["Nat", "add_comm"], type_constants=["Eq", "HAdd.hAdd", "Nat"])
+
+
+def _without(key: str) -> dict[str, Any]:
+    return {k: v for k, v in GOOD.items() if k != key}
+
+
+SHAPE_ERRORS = [
+    ("missing field", _without("type")),
+    ("mistyped field", {**GOOD, "type": 5}),
+    ("int where bool", {**GOOD, "is_private": 0}),
+    ("bool where int", {**GOOD, "range": {"start": {"line": True, "column": 0}, "end": {"line": 2, "column": 0}}}),
+    ("line 0", {**GOOD, "range": {"start": {"line": 0, "column": 0}, "end": {"line": 2, "column": 0}}}),
+    ("bool component", {**GOOD, "components": ["Nat", False]}),
+    ("negative component", {**GOOD, "components": ["Nat", -1]}),
+    ("empty components", {**GOOD, "components": []}),
+    ("unknown kind", {**GOOD, "kind": "lemma"}),
+    ("extra field", {**GOOD, "proof": "rfl"}),
+    ("unknown record", {**GOOD, "record": "comment"}),
+    ("footer count as bool", {"record": "footer", "count": True}),
+    ("footer count negative", {"record": "footer", "count": -1}),
+    ("header of another format", {"record": "header", "format": "leanindex.declarations/v2", "extractor": {"name": "x", "version": "1"}, "lean": {"version": "4", "githash": None}, "imports": [], "modules": []}),
+]
+
+
+@pytest.mark.parametrize("record", [r for _, r in SHAPE_ERRORS], ids=[n for n, _ in SHAPE_ERRORS])
+def test_schema_refuses_what_the_builder_refuses(record: dict[str, Any], tmp_path: Path) -> None:
+    assert not validator_for("declarations.schema.json").is_valid(record)
+    header = json.loads(sample_stream_path().read_bytes().splitlines()[0])
+    header["modules"] = ["Init.Core"]
+    lines = [json.dumps(header).encode(), json.dumps(record).encode(), b'{"record": "footer", "count": 1}']
+    if record.get("record") == "header":
+        lines = [json.dumps(record).encode(), b'{"record": "footer", "count": 0}']
+    with pytest.raises(LeanIndexError) as caught:
+        build(tmp_path, "core", lines)
+    assert caught.value.code is ErrorCode.INVALID_STREAM
+
+
+def test_schema_accepts_optional_fields() -> None:
+    validator = validator_for("declarations.schema.json")
+    assert validator.is_valid({**GOOD, "value_constants": ["Nat.add"], "type_fallback": True, "range": None, "doc": "d"})
+    assert validator.is_valid({**GOOD, "range": {"start": {"line": 3, "column": None}, "end": {"line": 4, "column": None}}})
+
+
+# --- models.schema.json and manifest.schema.json ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Engine]:
+    root = tmp_path_factory.mktemp("api")
+    build(root, "sample", sample_stream_path().read_bytes().splitlines())
+    engine = Engine(root)
+    yield root, engine
+    engine.close()
+
+
+def test_responses_validate(served: tuple[Path, Engine]) -> None:
+    _, engine = served
+    page = engine.search(SearchRequest(environment="SAMPLE", name_contains="add", result_limit=2))
+    assert page.next_cursor
+    unknown = engine.search(SearchRequest(environment="SAMPLE", type_pattern={"constants": ["List.lenght"]}))
+    assert validator_for("models.schema.json", "SearchResponse").is_valid(page.model_dump(mode="json"))
+    assert validator_for("models.schema.json", "SearchResponse").is_valid(unknown.model_dump(mode="json"))
+    found = engine.inspect(InspectRequest(environment="SAMPLE", declaration_name="Nat.add_comm"))
+    assert validator_for("models.schema.json", "InspectResponse").is_valid(found.model_dump(mode="json"))
+    assert validator_for("models.schema.json", "EnvironmentsResponse").is_valid(engine.environments().model_dump(mode="json"))
+    assert not validator_for("models.schema.json", "SearchResponse").is_valid(found.model_dump(mode="json"))
+
+
+def test_errors_validate(served: tuple[Path, Engine]) -> None:
+    _, engine = served
+    with pytest.raises(LeanIndexError) as caught:
+        engine.inspect(InspectRequest(environment="SAMPLE", declaration_name="Nat.add_com"))
+    assert validator_for("models.schema.json", "ErrorResponse").is_valid(caught.value.to_dict())
+
+
+def test_requests_validate() -> None:
+    search = validator_for("models.schema.json", "SearchRequest")
+    request = SearchRequest(environment="CORE", name_contains="add", type_pattern={"constants": ["Nat"]}, kinds=["theorem"])
+    assert search.is_valid(request.model_dump(mode="json", exclude_none=True))
+    assert not search.is_valid({"environment": "CORE", "name_contains": "a", "result_limit": 51})
+    assert not search.is_valid({"environment": "CORE", "type_pattern": {"constants": [f"C{i}" for i in range(9)]}})
+    assert not search.is_valid({"environment": "../x", "name_contains": "a"})
+    assert not search.is_valid({"environment": "CORE", "name_contains": "a", "limit": 3})
+    inspect = validator_for("models.schema.json", "InspectRequest")
+    assert inspect.is_valid({"environment": "CORE", "declaration_name": "Nat.add_comm"})
+    assert not inspect.is_valid({"environment": "CORE", "declaration_name": ""})
+
+
+def test_manifest_validates(served: tuple[Path, Engine]) -> None:
+    root, _ = served
+    manifest = json.loads(CatalogPaths.of(root, "sample").manifest.read_text())
+    validator = validator_for("manifest.schema.json")
+    assert validator.is_valid(manifest)
+    assert not validator.is_valid({**manifest, "schema": "leanindex.environment-manifest/v2"})
+    assert not validator.is_valid({k: v for k, v in manifest.items() if k != "environment_digest"})
 
 
 def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
-    document = json.loads((API_DIR / "mcp-tools.json").read_text(encoding="utf-8"))
+    document = json.loads((API / "mcp-tools.json").read_text(encoding="utf-8"))
     tools = {tool["name"]: tool for tool in document["tools"]}
     assert document["server"] == "leanindex"
     assert set(tools) == {"lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect"}
@@ -44,7 +215,7 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
 
 
 def test_openapi_documents_the_error_object_and_no_422() -> None:
-    document = json.loads((API_DIR / "openapi.json").read_text(encoding="utf-8"))
+    document = json.loads((API / "openapi.json").read_text(encoding="utf-8"))
     search = document["paths"]["/v1/declarations/search"]["post"]
     assert "422" not in search["responses"]
     assert {"400", "401", "404", "413", "429", "503", "504"} <= set(search["responses"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -33,7 +34,7 @@ def served_url(sample_root: Path):
 
 
 # The document as the code generates it (`api/openapi.json` is the same text; a test checks it).
-schema = schemathesis.openapi.from_dict(openapi_document())
+schema = schemathesis.openapi.from_dict(json.loads(openapi_document()))
 
 
 @schema.parametrize()

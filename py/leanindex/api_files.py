@@ -1,13 +1,15 @@
-"""The service contracts as committed files under `api/`, generated from the code.
+"""The public contracts as files under `api/`, generated from the models defined once in code.
 
-Each entry of `API_FILES` maps a file name under `api/` to the function producing its document:
+Each file has one function returning its exact text (JSON, sorted keys, two-space indent,
+trailing newline), so the output depends only on the code: the JSON Schemas of the stream
+records, the request/response models and the manifest; the HTTP API's OpenAPI document (from
+the FastAPI app itself); and the MCP server's tool list (name, title, description, input and
+output schemas, annotations, exactly as `tools/list` returns them). `API_FILES` maps a file name under
+`api/` to its function; another surface adds its own file by adding an entry. `write_all`
+regenerates the files; `check_all` lists those that drifted, which `tests/test_api_files.py`
+and `leanindex api export --check` use to fail when the committed files and the code disagree.
 
-- `openapi.json`: the HTTP API's OpenAPI 3.1 document, from the FastAPI app itself;
-- `mcp-tools.json`: the MCP server's name and every tool it lists (name, title, description,
-  input and output JSON Schemas, annotations), exactly as `tools/list` returns them.
-
-`leanindex api export` writes them; `leanindex api export --check` (and a test) fails when the
-committed files differ from what the code produces. Other contract files are further entries.
+JSON Schemas are draft 2020-12, produced by Pydantic (`pydantic.json_schema.models_json_schema`).
 """
 
 from __future__ import annotations
@@ -15,61 +17,170 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from .catalog.manifest import MANIFEST_SCHEMA, Manifest
+from .models import (
+    EnvironmentsResponse,
+    ErrorResponse,
+    InspectRequest,
+    InspectResponse,
+    SearchRequest,
+    SearchResponse,
+)
+from .records import STREAM_FORMAT, DeclarationRecord, FooterRecord, HeaderRecord
 from .engine import Engine
-from .service.config import ServiceConfig
-from .service.gate import CallGate
-from .service.mcp import SERVER_NAME, tool_definitions
-from .service.tools import query_tools
+
+API_DIR = "api"
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+Mode = Literal["validation", "serialization"]
 
 
-def _unused_engine() -> Engine:
-    # The documents depend on the routes and models only; the engine is never called.
-    return Engine(".")
-
-
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI document of `leanindex serve` (default settings; limits do not change it)."""
-    from .service.http import create_app
-
-    return create_app(_unused_engine(), ServiceConfig()).openapi()
-
-
-def mcp_tools_document() -> dict[str, Any]:
-    """`{"server": "leanindex", "tools": [...]}` with each tool as `tools/list` gives it
-    (camelCase wire names: `inputSchema`, `outputSchema`, `annotations.readOnlyHint`, ...)."""
-    tools = tool_definitions(query_tools(_unused_engine(), CallGate(1, 1.0)))
-    return {
-        "server": SERVER_NAME,
-        "tools": [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools],
-    }
-
-
-API_FILES: dict[str, Callable[[], dict[str, Any]]] = {
-    "openapi.json": openapi_document,
-    "mcp-tools.json": mcp_tools_document,
-}
-
-
-def render(document: dict[str, Any]) -> str:
-    """The canonical text of a document: sorted keys, 2-space indent, UTF-8 kept, final newline."""
+def render(document: Any) -> str:
+    """The canonical text of an `api/` file: sorted keys, two-space indent, trailing newline."""
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def export_api_files(directory: str | Path, check: bool = False) -> list[str]:
-    """Write every file of `API_FILES` under `directory` (created if needed), or with `check`
-    write nothing; either way return the names whose committed text differed (or was missing)."""
-    directory = Path(directory)
-    differing = []
+def _schema_of(models: list[tuple[type[BaseModel], Mode]]) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """`$ref`s to each model (in the given order) and the shared `$defs`."""
+    refs, definitions = models_json_schema(models, ref_template="#/$defs/{model}")
+    return [refs[key] for key in models], definitions["$defs"]
+
+
+def declarations_schema() -> str:
+    """`api/declarations.schema.json`: one line of a `leanindex.declarations/v1` stream is one
+    of `records.HeaderRecord`, `records.DeclarationRecord`, `records.FooterRecord`.
+
+    The schema states each line's shape only; what spans lines (header first, `Name.lt` order,
+    no duplicates, the name reading back to its components, the footer count) is checked by
+    the builder (`leanindex.catalog.stream.read_stream`).
+    """
+    refs, definitions = _schema_of([(HeaderRecord, "validation"), (DeclarationRecord, "validation"), (FooterRecord, "validation")])
+    return render(
+        {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "$id": "urn:leanindex:api:declarations.schema.json",
+            "title": STREAM_FORMAT,
+            "version": STREAM_FORMAT.rsplit("/", 1)[1],
+            "description": (
+                f"One line of a {STREAM_FORMAT} declaration stream (NDJSON): the first line is a header, "
+                "then one declaration per constant in Lean's Name.lt order, then a footer with the count. "
+                "Ordering, uniqueness, name/components agreement and the footer count are checked by the "
+                "catalog builder, not by this schema."
+            ),
+            "oneOf": refs,
+            "$defs": definitions,
+        }
+    )
+
+
+_REQUESTS: list[type[BaseModel]] = [SearchRequest, InspectRequest]
+_RESPONSES: list[type[BaseModel]] = [SearchResponse, InspectResponse, EnvironmentsResponse, ErrorResponse]
+
+
+def models_schema() -> str:
+    """`api/models.schema.json`: the request models (as accepted) and the response and error
+    models (as sent) of `leanindex.models`, every one under `$defs` by its class name."""
+    refs, definitions = _schema_of([(m, "validation") for m in _REQUESTS] + [(m, "serialization") for m in _RESPONSES])
+    return render(
+        {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "$id": "urn:leanindex:api:models.schema.json",
+            "title": "leanindex request, response and error models",
+            "version": "v1",
+            "description": (
+                "Requests and responses of lean.declaration.search and lean.declaration.inspect, the "
+                "environment list, and the shared error object, as every surface (library, CLI, HTTP, MCP) "
+                "sends and accepts them."
+            ),
+            "anyOf": refs,
+            "$defs": definitions,
+        }
+    )
+
+
+def manifest_schema() -> str:
+    """`api/manifest.schema.json`: an environment manifest (`catalog.manifest.Manifest`)."""
+    refs, definitions = _schema_of([(Manifest, "validation")])
+    return render(
+        {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "$id": "urn:leanindex:api:manifest.schema.json",
+            "title": MANIFEST_SCHEMA,
+            "version": MANIFEST_SCHEMA.rsplit("/", 1)[1],
+            "description": (
+                "manifests/<profile>.json: binds catalog/<profile>/ to the environment it was built from; "
+                "environment_digest is the sha256 of the canonical JSON of every field but catalog and "
+                "environment_digest."
+            ),
+            "$ref": refs[0]["$ref"],
+            "$defs": definitions,
+        }
+    )
+
+
+def _unused_engine() -> Engine:
+    # The service documents depend on the routes and models only; the engine is never called.
+    return Engine(".")
+
+
+def openapi_document() -> str:
+    """`api/openapi.json`: the OpenAPI document of `leanindex serve` (default settings; the
+    limits do not change it)."""
+    from .service.config import ServiceConfig
+    from .service.http import create_app
+
+    return render(create_app(_unused_engine(), ServiceConfig()).openapi())
+
+
+def mcp_tools_document() -> str:
+    """`api/mcp-tools.json`: `{"server": "leanindex", "tools": [...]}` with each tool as
+    `tools/list` gives it (camelCase wire names: `inputSchema`, `outputSchema`, ...)."""
+    from .service.gate import CallGate
+    from .service.mcp import SERVER_NAME, tool_definitions
+    from .service.tools import query_tools
+
+    tools = tool_definitions(query_tools(_unused_engine(), CallGate(1, 1.0)))
+    return render({"server": SERVER_NAME, "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]})
+
+
+API_FILES: dict[str, Callable[[], str]] = {
+    "declarations.schema.json": declarations_schema,
+    "models.schema.json": models_schema,
+    "manifest.schema.json": manifest_schema,
+    "openapi.json": openapi_document,
+    "mcp-tools.json": mcp_tools_document,
+}
+"""File name under `api/` -> the function producing its text."""
+
+
+def write_all(root: str | Path) -> list[Path]:
+    """Write every `api/` file under `root/api/` (created if missing); return the paths written."""
+    folder = Path(root) / API_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
     for name, produce in API_FILES.items():
-        text = render(produce())
-        path = directory / name
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current == text:
-            continue
-        differing.append(name)
-        if not check:
-            directory.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    return differing
+        path = folder / name
+        path.write_text(produce(), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def check_all(root: str | Path) -> list[str]:
+    """Names of the `api/` files under `root` that are missing or differ from the code (empty
+    when everything agrees)."""
+    folder = Path(root) / API_DIR
+    drifted = []
+    for name, produce in API_FILES.items():
+        path = folder / name
+        try:
+            current = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = None
+        if current != produce():
+            drifted.append(name)
+    return drifted

@@ -107,17 +107,41 @@ def _format_component(c: Component) -> str:
         return str(c)
     if _ASCII_IDENTIFIER.fullmatch(c) or (c and _is_id_first(c[0]) and all(_is_id_rest(ch) for ch in c[1:])):
         return c
+    if ESCAPE_CLOSE in c:
+        return c  # `escapePart` gives up (`none`) and the component prints as it is
     return ESCAPE_OPEN + c + ESCAPE_CLOSE
+
+
+def _last_string(components: Sequence[Component]) -> str | None:
+    return next((c for c in reversed(components) if isinstance(c, str)), None)
+
+
+def _escaping_applies(components: Sequence[Component]) -> bool:
+    """False where Lean's `Name.toString` turns escaping off: inaccessible user names
+    (`isInaccessibleUserName`: the last string component contains `✝` or is `_inaccessible`),
+    names with macro scopes (`hasMacroScopes`: the last string component is `_hyg`), and the
+    delaborator's pseudo-syntax (the name `_`, or a root component starting with `#` or `?`)."""
+    last = _last_string(components)
+    if last is not None and ("✝" in last or last in ("_inaccessible", "_hyg")):
+        return False
+    if tuple(components) == ("_",):
+        return False
+    root = components[0] if components else None
+    return not (isinstance(root, str) and root[:1] in ("#", "?"))
 
 
 def format_name(components: Sequence[Component]) -> str:
     """Print a name the way Lean's `Name.toString` (escape := true) does.
 
     String components that are not identifiers (`Lean.isIdFirst`/`isIdRest`) are wrapped in
-    `«»`; numeric components print as digits. Lean skips escaping for names with macro scopes;
-    records from Lean carry Lean's own printing, so this is used for names built here
-    (namespaces, suggestions), not to second-guess Lean.
+    `«»` unless they contain `»` (which cannot be escaped); numeric components print as
+    digits; names with macro scopes, inaccessible names and pseudo-syntax print unescaped
+    (`Name.toStringWithToken` in lean4 `src/Init/Meta/Defs.lean`). Records from Lean carry
+    Lean's own printing, so this is used for names built here (namespaces, suggestions), not to
+    second-guess Lean.
     """
+    if not _escaping_applies(components):
+        return ".".join(str(c) for c in components)
     return ".".join(_format_component(c) for c in components)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable
@@ -93,9 +94,9 @@ def build_catalog(
     """
     paths = CatalogPaths.of(root, profile)
     facts = facts or EnvironmentFacts()
-    paths.builds_dir.mkdir(parents=True, exist_ok=True)
+    created = [folder for folder in (paths.catalog_dir.parent, paths.builds_dir) if not folder.exists()]
     build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-    build_dir.mkdir()
+    build_dir.mkdir(parents=True)
     try:
         summary = StreamSummary()
         visible = _write_parquet(read_stream(lines, summary, on_line), build_dir)
@@ -107,7 +108,18 @@ def build_catalog(
         return manifest
     except BaseException:
         shutil.rmtree(build_dir, ignore_errors=True)
+        _remove_if_empty(reversed(created))
         raise
+
+
+def _remove_if_empty(folders: Iterable[Path]) -> None:
+    """Remove folders a failed build created, so a refused stream leaves the root as it was;
+    a folder another build has meanwhile put something in stays."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _write_parquet(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir: Path) -> int:
@@ -246,7 +258,7 @@ def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:
 
 def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
     """Point `catalog/<profile>` at `build_dir` atomically, write the manifest, and remove the
-    build the link pointed at before."""
+    build the link pointed at before when it is one of this profile's own builds."""
     link = paths.catalog_dir
     previous: Path | None = None
     if link.is_symlink():
@@ -259,6 +271,16 @@ def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
     os.symlink(os.path.relpath(build_dir, link.parent), staged)
     os.replace(staged, link)
     write_atomically(paths.manifest, manifest.to_json())
-    if previous is not None and previous.resolve() != build_dir.resolve():
+    if previous is not None and _is_own_build(previous, paths) and previous.resolve() != build_dir.resolve():
         shutil.rmtree(previous, ignore_errors=True)
+
+
+def _is_own_build(folder: Path, paths: CatalogPaths) -> bool:
+    """True for a build folder this builder made for this profile. A link someone pointed
+    elsewhere (another profile's build, a folder outside the root) is left alone on rebuild."""
+    resolved = folder.resolve()
+    return (
+        resolved.parent == paths.builds_dir.resolve()
+        and re.fullmatch(rf"{re.escape(paths.profile)}-\d{{8}}T\d{{6}}-[0-9a-f]{{8}}", resolved.name) is not None
+    )
 

@@ -1,28 +1,41 @@
-"""`leanindex api export`: write or check the contract files under `api/`."""
+"""`leanindex api ...`: regenerate or check the contract files under `api/`."""
 
 from __future__ import annotations
 
 import click
 
-from ..api_files import API_FILES, export_api_files
+from ..api_files import API_DIR, check_all, write_all
 from . import main
 from .output import stderr, stdout
+
+#: Exit status of `api export --check` when a file drifted: not a service error (those use
+#: `errors.EXIT_STATUS`), and distinct from 1 (crash) and 2 (usage error).
+DRIFT_EXIT_STATUS = 12
 
 
 @main.group()
 def api() -> None:
-    """The public contracts as files (OpenAPI document, MCP tool schemas, ...)."""
+    """The public contracts as files (JSON Schemas under api/)."""
 
 
 @api.command("export")
-@click.option("--dir", "directory", type=click.Path(file_okay=False), default="api", show_default=True, help="Folder of the contract files.")
-@click.option("--check", is_flag=True, help="Write nothing; exit with status 1 when a file differs from the code.")
-def export(directory: str, check: bool) -> None:
-    """Write every contract file generated from the code (or check that they are current)."""
-    differing = export_api_files(directory, check=check)
-    if check and differing:
-        stderr.print(f"out of date in {directory}: {', '.join(differing)} (run `leanindex api export`)")
-        raise SystemExit(1)
-    for name in API_FILES:
-        state = "up to date" if name not in differing else "differs" if check else "written"
-        stdout.print(f"{directory}/{name}: {state}")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=str),
+    default=".",
+    show_default=True,
+    help="Repository root; files go to ROOT/api/.",
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 12 and name the files that differ from the code.")
+def export(root: str, check: bool) -> None:
+    """Write the api/ files from the models in code, or check that the committed ones match."""
+    if check:
+        drifted = check_all(root)
+        if drifted:
+            for name in drifted:
+                stderr.print(f"{API_DIR}/{name} differs from the code; run `leanindex api export`")
+            raise SystemExit(DRIFT_EXIT_STATUS)
+        stdout.print(f"{API_DIR}/ matches the code")
+        return
+    for path in write_all(root):
+        stdout.print(f"wrote {path}")

@@ -1,0 +1,320 @@
+"""Search against a brute-force oracle on generated catalogs (DESIGN.md "Search contract").
+
+Hypothesis generates small catalogs of Lean-like declarations (shallow and deep names, numeric
+components, `_private.<Module>.0.<name>`, internal names, unicode and `«»`-escaped components,
+random kinds, modules, type constants and flags), builds each through the real builder into a
+temporary root, and runs random queries through `Engine.search`, following every `next_cursor`
+to the end. The oracle below filters the generated records directly, in `Name.lt` order as
+given by the transcription of Lean's `Name.cmp` in `lean_oracle.py`; it shares no code with the
+engine. It checks the results and their order, `stop_reason`, `completeness`, `next_cursor`,
+`total_matches`, `hidden_matches`, `match_reasons`, `unknown_constants` and the environment
+identity.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from lean_oracle import lean_order_key
+from leanindex.engine import Engine
+from leanindex.models import SearchRequest
+from leanindex.names import format_name
+from streamkit import build, declaration, encode, footer, header
+
+# Building a catalog costs ~0.1 s; 30 catalogs with 15 queries each keep this file to seconds.
+# Under CI=true hypothesis's derandomized `ci` profile is the parent of these settings.
+CATALOGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+KINDS = ["axiom", "definition", "theorem", "opaque", "quotient", "inductive", "constructor", "recursor"]
+MODULES = [
+    "Init.Core",
+    "Init.Data.Nat.Basic",
+    "Init.Data.Nat",
+    "Init.DataX",
+    "Mathlib.Analysis",
+    "Mathlib.Analysis.Normed.Group",
+    "Mathlib.AnalysisX",
+    "Über.Modul",
+]
+CONSTANTS = ["Eq", "HAdd.hAdd", "List", "List.length", "Nat", "Nat.succ", "True", "α", "Foo.«bar baz»", "ℕ"]
+UNKNOWN_CONSTANTS = ["Nat.lenght", "Zzz", "List.len"]
+
+# Namespaces names are built under, and the printed prefixes queries use with the components
+# the oracle takes them to mean (written out by hand, not parsed by the code under test).
+NAMESPACES: list[tuple[Any, ...]] = [
+    (),
+    ("Nat",),
+    ("Nat", "Linear"),
+    ("NatCast",),
+    ("Natural",),
+    ("List",),
+    ("α",),
+    ("Foo", "bar baz"),
+    ("_private", "Init", "Core", 0, "Nat"),
+    ("_private", "Mathlib", "Analysis", 0),
+    ("Nat", "add"),
+]
+PREFIXES: dict[str, tuple[Any, ...]] = {
+    "Nat": ("Nat",),
+    "Nat.Linear": ("Nat", "Linear"),
+    "NatCast": ("NatCast",),
+    "Nat.add": ("Nat", "add"),
+    "«Nat»": ("Nat",),
+    "List": ("List",),
+    "α": ("α",),
+    "Foo.«bar baz»": ("Foo", "bar baz"),
+    "_private.Init.Core.0.Nat": ("_private", "Init", "Core", 0, "Nat"),
+    "_private": ("_private",),
+    "Nope": ("Nope",),
+}
+MODULE_PREFIXES = ["Init", "Init.Data", "Init.Data.Nat", "Mathlib.Analysis", "Mathlib", "Init.DataX", "Über", "Init.Core.X"]
+LAST = st.one_of(
+    st.sampled_from(
+        ["add_comm", "add", "succ_le", "zero_add", "match_1", "proof_2", "_aux", "eq_1", "Nat", "α_mul", "ℕ", "bar baz", "a.b", "1x", "foo'", "casesOn"]
+    ),
+    st.integers(0, 12),
+    st.text(alphabet="abzAZ_ä𝔸", min_size=1, max_size=4),
+)
+
+
+def is_internal_name(components: tuple[Any, ...]) -> bool:
+    """Lean's `Name.isInternal` (a `_`-prefixed string component) plus `match_N`/`proof_N`/`eq_N`."""
+    return any(
+        isinstance(c, str) and (c.startswith("_") or re.fullmatch(r"(match|proof|eq)_\d+", c) is not None)
+        for c in components
+    )
+
+
+@st.composite
+def names(draw: st.DrawFn) -> tuple[Any, ...]:
+    base = draw(st.sampled_from(NAMESPACES))
+    if base and draw(st.integers(0, 4)) == 0:
+        return base  # a namespace that is itself a declaration (`Nat`, `Nat.add`)
+    middle = draw(st.lists(st.one_of(st.sampled_from(["Linear", "Basic", "foo", "x"]), st.integers(0, 3)), max_size=3))
+    return (*base, *middle, draw(LAST))
+
+
+@st.composite
+def records(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """1-60 declaration records in `Name.lt` order, unique names."""
+    size = draw(st.integers(1, 60))  # drawn first: a plain list strategy stays near a handful
+    all_names = draw(st.lists(names(), min_size=size, max_size=size, unique=True))
+    all_names.sort(key=lean_order_key)
+    out = []
+    for components in all_names:
+        private = components[0] == "_private"
+        internal = is_internal_name(components) and not private
+        out.append(
+            declaration(
+                list(components),
+                kind=draw(st.sampled_from(KINDS)),
+                module=draw(st.sampled_from([*MODULES, None])),
+                type="T",
+                type_constants=sorted(set(draw(st.lists(st.sampled_from(CONSTANTS), max_size=6)))),
+                is_private=private,
+                is_internal=internal or draw(st.integers(0, 9)) == 0,  # ~10% marked internal by the source
+                is_instance=draw(st.booleans()),
+                range=draw(st.one_of(st.none(), st.just({"start": {"line": 3, "column": 2}, "end": {"line": 4, "column": None}}))),
+            )
+        )
+    return out
+
+
+@st.composite
+def queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, tuple[Any, ...]]]:
+    """Filters of one search (without environment, limit and cursor), and the components of
+    each namespace prefix it uses.
+
+    Filters are mostly drawn around one anchor record, so that queries match something and
+    the near misses around it (the namespace itself, `Init.DataX` next to `Init.Data`, a
+    sibling name) are exercised; the rest are drawn from fixed pools.
+    """
+    anchor = draw(st.sampled_from(recs))
+    query: dict[str, Any] = {}
+    prefixes: dict[str, tuple[Any, ...]] = {}
+    choice = draw(st.sampled_from(["substring", "substring", "substring", "random", "none"]))
+    if choice == "substring":
+        name = anchor["name"]
+        start = draw(st.integers(0, len(name) - 1))
+        end = draw(st.integers(start + 1, min(len(name), start + 3)))
+        query["name_contains"] = name[start:end]
+    elif choice == "random":
+        query["name_contains"] = draw(st.text(alphabet="adN._ℕ«»𝔸1", min_size=1, max_size=2))
+    if draw(st.booleans()) or "name_contains" not in query:
+        pool = anchor["type_constants"] if anchor["type_constants"] and draw(st.booleans()) else CONSTANTS[:6]
+        constants = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
+        if draw(st.integers(0, 5)) == 0:
+            constants.append(draw(st.sampled_from(CONSTANTS + UNKNOWN_CONSTANTS)))
+        query["type_pattern"] = {"constants": constants}
+    if draw(st.integers(0, 2)) == 0:
+        chosen = []
+        for _ in range(draw(st.integers(1, 2))):
+            if draw(st.booleans()):
+                components = tuple(anchor["components"][: draw(st.integers(1, len(anchor["components"])))])
+                printed = format_name(components)
+            else:
+                printed = draw(st.sampled_from(sorted(PREFIXES)))
+                components = PREFIXES[printed]
+            prefixes[printed] = components
+            chosen.append(printed)
+        query["namespace_prefixes"] = chosen
+    if draw(st.integers(0, 2)) == 0:
+        kinds = draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=4))
+        query["kinds"] = [anchor["kind"], *kinds] if draw(st.booleans()) else kinds
+    if draw(st.integers(0, 2)) == 0:
+        modules = draw(st.lists(st.sampled_from(MODULE_PREFIXES), min_size=1, max_size=2))
+        if anchor["module"] is not None and draw(st.booleans()):
+            parts = anchor["module"].split(".")
+            cut = ".".join(parts[: draw(st.integers(1, len(parts)))])
+            # a dotted prefix matches; the same text cut inside a component does not
+            modules.append(cut if draw(st.booleans()) else cut[:-1] or cut)
+        query["module_prefixes"] = modules
+    return query, prefixes
+
+
+# --- the oracle -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Expected:
+    visible: list[dict[str, Any]]
+    hidden: int
+    reasons: dict[str, list[dict[str, str]]]
+    unknown: list[str]
+
+
+def module_under(module: str | None, prefix: str) -> bool:
+    return module is not None and (module == prefix or module.startswith(prefix + "."))
+
+
+def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[str, tuple[Any, ...]]) -> Expected:
+    """Scan every record in order and keep those matching every filter; `prefixes` gives the
+    components of each namespace prefix."""
+    known = {c for r in recs for c in r["type_constants"]}
+    wanted = list(dict.fromkeys(query.get("type_pattern", {}).get("constants", [])))
+    unknown = [c for c in wanted if c not in known]
+    visible, hidden, reasons = [], 0, {}
+    for r in recs:
+        why: list[dict[str, str]] = []
+        components = tuple(r["components"])
+        if "name_contains" in query:
+            if query["name_contains"] not in r["name"]:
+                continue
+            why.append({"filter": "name_contains", "value": query["name_contains"]})
+        if wanted:
+            if not all(c in r["type_constants"] for c in wanted):
+                continue
+            why += [{"filter": "type_constant", "value": c} for c in wanted]
+        if "namespace_prefixes" in query:
+            hits = [
+                p
+                for p in query["namespace_prefixes"]
+                if len(components) > len(prefixes[p]) and components[: len(prefixes[p])] == prefixes[p]
+            ]
+            if not hits:
+                continue
+            why += [{"filter": "namespace_prefix", "value": p} for p in hits]
+        if "kinds" in query:
+            if r["kind"] not in query["kinds"]:
+                continue
+            why.append({"filter": "kind", "value": r["kind"]})
+        if "module_prefixes" in query:
+            hits = [p for p in query["module_prefixes"] if module_under(r["module"], p)]
+            if not hits:
+                continue
+            why += [{"filter": "module_prefix", "value": p} for p in hits]
+        if r["is_private"] or r["is_internal"]:
+            hidden += 1
+        else:
+            visible.append(r)
+            reasons[r["name"]] = why
+    return Expected(visible, hidden, reasons, unknown)
+
+
+def expected_result(r: dict[str, Any], reasons: list[dict[str, str]]) -> dict[str, Any]:
+    components = r["components"]
+    return {
+        "name": r["name"],
+        "kind": r["kind"],
+        "type": r["type"],
+        "namespace": format_name(components[:-1]) if len(components) > 1 else None,
+        "module": r["module"],
+        "range": r["range"],
+        "match_reasons": reasons,
+    }
+
+
+def catalog_lines(recs: list[dict[str, Any]]) -> list[bytes]:
+    modules = sorted({r["module"] for r in recs if r["module"] is not None})
+    return [encode(header(modules)), *map(encode, recs), encode(footer(len(recs)))]
+
+
+@CATALOGS
+@given(st.data())
+def test_search_matches_the_oracle(data: st.DataObject) -> None:
+    recs = data.draw(records(), label="records")
+    with tempfile.TemporaryDirectory(prefix="leanindex-prop-") as tmp:
+        manifest = build(Path(tmp), "prop", catalog_lines(recs))
+        engine = Engine(tmp)
+        try:
+            for _ in range(15):
+                query, prefixes = data.draw(queries(recs), label="query")
+                limits = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=4), label="limits")
+                check_query(engine, manifest.environment_digest, recs, query, prefixes, limits)
+        finally:
+            engine.close()
+
+
+def check_query(
+    engine: Engine,
+    digest: str,
+    recs: list[dict[str, Any]],
+    query: dict[str, Any],
+    prefixes: dict[str, tuple[Any, ...]],
+    limits: list[int],
+) -> None:
+    oracle = expected(recs, query, prefixes)
+    want = [expected_result(r, oracle.reasons[r["name"]]) for r in oracle.visible]
+    got: list[dict[str, Any]] = []
+    cursor: str | None = None
+    page = 0
+    while True:
+        limit = limits[page % len(limits)]  # the limit may change between pages
+        environment = "prop" if page % 2 else "PROP"  # ids are case-insensitive, cursors too
+        response = engine.search(SearchRequest(environment=environment, result_limit=limit, after=cursor, **query))
+        body = json.loads(response.model_dump_json())
+        assert body["environment"] == "PROP"
+        assert body["environment_digest"] == digest
+        assert body["total_matches"] == len(oracle.visible), query
+        assert body["hidden_matches"] == oracle.hidden, query
+        assert body["assurance"] == "COMPUTED"
+        assert [u["name"] for u in body["unknown_constants"]] == oracle.unknown
+        remaining = len(want) - len(got)
+        assert len(body["results"]) == min(limit, remaining)
+        if remaining > limit:
+            assert (body["stop_reason"], body["completeness"]) == ("RESULT_LIMIT", "PARTIAL")
+            assert body["next_cursor"]
+        else:  # exactly `limit` matches left is EXHAUSTED, not RESULT_LIMIT
+            assert (body["stop_reason"], body["completeness"], body["next_cursor"]) == ("EXHAUSTED", "COMPLETE", None)
+        got += body["results"]
+        cursor = body["next_cursor"]
+        page += 1
+        if cursor is None:
+            break
+        assert page <= len(recs), "the cursor does not advance"
+    event(f"a query with {'0' if not want else '1-5' if len(want) <= 5 else '>5'} matches")
+    event(f"a query with {min(page, 3)} pages")
+    if oracle.hidden:
+        event("a query with hidden matches")
+    if oracle.unknown:
+        event("a query with unknown constants")
+    assert [r["name"] for r in got] == [r["name"] for r in want], query
+    assert got == want, query
