@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from ..errors import ErrorCode, LeanIndexError
 from ..names import Components, NameSyntaxError, parse_name
-from ..records import DeclarationRecord, Kind, Position, SourceRange
+from ..records import DeclarationRecord, Kind
 from .files import DocgenFile, module_of_file
 from .header import HeaderSyntaxError, RenderedHeader, parse_header
 
@@ -100,6 +101,16 @@ class ConvertedModule:
     imports: list[str]
     records: list[DeclarationRecord]
     commits: dict[str, set[str]] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1 << 17)
+def _is_lean_name(text: str) -> bool:
+    # The same few thousand constants are linked over and over (Eq, Nat, HAdd.hAdd, ...).
+    try:
+        parse_name(text)
+    except NameSyntaxError:
+        return False
+    return True
 
 
 def _fail(file: DocgenFile, message: str, **details: object) -> LeanIndexError:
@@ -180,10 +191,8 @@ def _record(
 ) -> DeclarationRecord:
     kind, flags, _ = _KINDS[info.kind]
     for constant in header.constants:
-        try:
-            parse_name(constant)
-        except NameSyntaxError:
-            raise _fail(file, f"declaration {info.name!r}: linked constant {constant!r} is not a Lean name", declaration=info.name) from None
+        if not _is_lean_name(constant):
+            raise _fail(file, f"declaration {info.name!r}: linked constant {constant!r} is not a Lean name", declaration=info.name)
     lines = _LINE_RANGE.search(info.sourceLink)
     if lines is None:
         raise _fail(file, f"declaration {info.name!r}: source link {info.sourceLink!r} has no #L<start>-L<end> range", declaration=info.name)
@@ -212,7 +221,7 @@ def _record(
         type_constants=list(header.constants),
         level_params=[],
         doc=info.doc or None,
-        range=SourceRange(start=Position(line=start, column=None), end=Position(line=end, column=None)),
+        range={"start": {"line": start, "column": None}, "end": {"line": end, "column": None}},
         is_private=False,
         is_internal=False,
         is_instance=flags.get("is_instance", False),

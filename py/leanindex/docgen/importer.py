@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from .. import __version__
 from ..catalog.builder import EnvironmentFacts, build_catalog
 from ..catalog.manifest import Manifest
@@ -44,8 +46,7 @@ APPROXIMATE_FIELDS: tuple[str, ...] = (
 """Record fields the doc-gen4 front end can only approximate (listed in the manifest)."""
 
 
-@dataclass(frozen=True)
-class MergedDuplicate:
+class MergedDuplicate(BaseModel):
     """A theorem doc-gen4 documented in two modules with the same signature.
 
     Lean accepts the same theorem (same name, type and universe parameters) declared in two
@@ -207,9 +208,10 @@ def docgen_stream(collection: DocgenCollection, lean_version: str | None = None)
     yield json.dumps({"record": "footer", "count": len(collection.lines)}).encode()
 
 
-@dataclass(frozen=True)
-class DocgenImport:
-    """The result of an import: the new manifest and what was read."""
+class DocgenImport(BaseModel):
+    """The result of an import: the new manifest, how many files and declarations were read,
+    and the duplicate theorems merged (so `manifest.catalog.declaration_count` is
+    `declarations_read - len(merged)`). Dump with `by_alias=True` (the manifest's `schema`)."""
 
     manifest: Manifest
     files: int
