@@ -49,8 +49,8 @@ class RenderedHeader:
     binders and `: type` exactly as doc-gen4 printed them, tags stripped, entities decoded, runs
     of whitespace collapsed to one space, without the declaration's name and without an
     `extends` clause: `(n m : Nat) : n + m = m + n`, or `: Type` when there are no binders.
-    `constants`: the constants linked from the binders and the type (percent-decoded link
-    fragments), sorted by code point, without duplicates.
+    `constants`: the constants linked from the binders and the type (link fragments with HTML
+    entities and percent-encoding decoded), sorted by code point, without duplicates.
     """
 
     kind_text: str
@@ -68,6 +68,12 @@ def _plain(html: str) -> str:
     if "<" in text:
         raise HeaderSyntaxError(f"unreadable HTML near {text[text.index('<'):][:40]!r}")
     return unescape(text) if "&" in text else text
+
+
+def _constant(fragment: str) -> str:
+    # An attribute value is HTML-escaped (`#«term_&lt;&amp;&amp;&gt;_»`), and may also be
+    # percent-encoded; undo the HTML escaping first, as a browser does before following it.
+    return unquote(unescape(fragment) if "&" in fragment else fragment)
 
 
 def parse_header(html: str) -> RenderedHeader:
@@ -106,5 +112,5 @@ def parse_header(html: str) -> RenderedHeader:
     type_ = text[type_open + len(_TYPE_OPEN) : len(text) - 2 * len(_DIV_CLOSE)]
     # `decl_type` is a block box, hence the space between the colon and the type.
     signature = collapse_whitespace(" ".join((_plain(binders), _plain(text[colon:type_open]), _plain(type_))))
-    constants = {unquote(link) for part in (binders, type_) for link in _CONSTANT_LINK.findall(part)}
+    constants = {_constant(link) for part in (binders, type_) for link in _CONSTANT_LINK.findall(part)}
     return RenderedHeader(kind_text=collapse_whitespace(kind.group(1)), signature=signature, constants=tuple(sorted(constants)))
