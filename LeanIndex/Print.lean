@@ -32,12 +32,15 @@ def printOptions : Options :=
     |>.setNat `pp.maxSteps 1000000000
     |>.setNat `maxHeartbeats typeHeartbeats
 
-/-- The `Core.Context` for one constant: root namespace, printing options and budget. -/
-def coreContext : Core.Context :=
-  { fileName := "<leanindex-extract>"
-    fileMap := default
-    options := printOptions
-    maxHeartbeats := typeHeartbeats * 1000 }
+/-- A fresh `Core.Context` for one constant: root namespace, printing options and budget.
+Heartbeats are counted per thread from `initHeartbeats`, and a worker thread prints many
+constants, so each one starts its budget from the thread's current count. -/
+def coreContext : IO Core.Context := do
+  return { fileName := "<leanindex-extract>"
+           fileMap := default
+           options := printOptions
+           maxHeartbeats := typeHeartbeats * 1000
+           initHeartbeats := ← IO.getNumHeartbeats }
 
 /-- Replaces each line break and the indentation after it by one space. -/
 def oneLine (s : String) : String :=
@@ -54,7 +57,7 @@ where
 heartbeats, recursion depth) and the debug printer was used instead. -/
 def printType (env : Environment) (type : Expr) : IO (String × Bool) := do
   try
-    let (fmt, _, _) ← Meta.MetaM.toIO (PrettyPrinter.ppExpr type) coreContext { env := env }
+    let (fmt, _, _) ← Meta.MetaM.toIO (PrettyPrinter.ppExpr type) (← coreContext) { env := env }
     return (oneLine (fmt.pretty renderWidth), false)
   catch _ =>
     return (oneLine type.dbgToString, true)
@@ -62,7 +65,7 @@ def printType (env : Environment) (type : Expr) : IO (String × Bool) := do
 /-- The declaration range of `n` in its source file, if the environment records one. -/
 def declarationRange? (env : Environment) (n : Name) : IO (Option DeclarationRange) := do
   try
-    let (ranges?, _) ← Core.CoreM.toIO (findDeclarationRanges? n) coreContext { env := env }
+    let (ranges?, _) ← Core.CoreM.toIO (findDeclarationRanges? n) (← coreContext) { env := env }
     return ranges?.map (·.range)
   catch _ =>
     return none

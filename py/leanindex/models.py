@@ -221,22 +221,6 @@ class InspectResponse(EnvironmentIdentity):
     flags: DeclarationFlags
 
 
-class EnvironmentSummary(EnvironmentIdentity):
-    """A served profile: identity, imports, declaration counts and verification state."""
-
-    imports: list[str]
-    declaration_count: int
-    visible_count: int
-    source: str
-    verified: bool
-
-
-class EnvironmentsResponse(_Model):
-    """Every profile found under the served root."""
-
-    environments: list[EnvironmentSummary]
-
-
 class ErrorBody(_Model):
     """The shared error object (see `leanindex.errors`)."""
 
@@ -249,3 +233,24 @@ class ErrorResponse(_Model):
     """`{"error": {...}}`, the shape of every error on every surface."""
 
     error: ErrorBody
+
+
+class EnvironmentSummary(EnvironmentIdentity):
+    """A served profile: identity, imports, declaration counts and verification state.
+
+    A profile whose catalog fails verification is listed with `verified: false`, the error
+    that keeps it from serving in `problem`, and no counts (it cannot vouch for them).
+    """
+
+    imports: list[str]
+    declaration_count: int | None
+    visible_count: int | None
+    source: str | None
+    verified: bool
+    problem: ErrorBody | None = None
+
+
+class EnvironmentsResponse(_Model):
+    """Every profile found under the served root."""
+
+    environments: list[EnvironmentSummary]

@@ -12,6 +12,7 @@ are the components themselves compared (strings by code point, numbers by value)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TypeAlias
 
@@ -98,10 +99,13 @@ def _is_id_rest(c: str) -> bool:
     )
 
 
+_ASCII_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_'!?]*")
+
+
 def _format_component(c: Component) -> str:
     if isinstance(c, int):
         return str(c)
-    if c and _is_id_first(c[0]) and all(_is_id_rest(ch) for ch in c[1:]):
+    if _ASCII_IDENTIFIER.fullmatch(c) or (c and _is_id_first(c[0]) and all(_is_id_rest(ch) for ch in c[1:])):
         return c
     return ESCAPE_OPEN + c + ESCAPE_CLOSE
 
@@ -126,6 +130,11 @@ def parse_name(text: str) -> Components:
     """
     if not text:
         raise NameSyntaxError("empty name")
+    if ESCAPE_OPEN not in text and ESCAPE_CLOSE not in text:
+        segments = text.split(".")
+        if "" in segments:
+            raise NameSyntaxError(f"empty component in {text!r}")
+        return tuple(int(s) if s.isascii() and s.isdigit() else s for s in segments)
     parts: list[Component] = []
     i, n = 0, len(text)
     while True:
@@ -152,6 +161,19 @@ def parse_name(text: str) -> Components:
         i += 1  # skip the dot
         if i >= n:
             raise NameSyntaxError(f"empty component in {text!r}")
+
+
+def printed_namespace(name: str, components: Sequence[Component]) -> str | None:
+    """The namespace part of a printed name (everything before its last component), taken
+    from Lean's own printing rather than re-printed; None for a one-component name.
+
+    `name` must read back to `components` (the stream validator checks this).
+    """
+    if len(components) < 2:
+        return None
+    last = components[-1]
+    printed_last = len(str(last)) if isinstance(last, int) else len(last) + (2 if name.endswith(ESCAPE_CLOSE) else 0)
+    return name[: len(name) - printed_last - 1]
 
 
 def namespace_key(components: Sequence[Component]) -> str:

@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import ErrorCode, LeanIndexError
-from ..names import format_name, namespace_key
-from ..records import KIND_ORDER
+from ..names import namespace_key
+from ..records import KIND_ORDER, DeclarationRecord
 from . import columns
 from .index import write_index
 from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths
@@ -47,7 +47,7 @@ from .manifest import (
 from .stream import StreamSummary, read_stream
 
 _SERVING_SCHEMA = pa.schema(
-    [("pos", pa.int64()), ("ns_key", pa.string()), ("namespace", pa.string()), ("kind_code", pa.uint8()), ("hidden", pa.bool_())]
+    [("pos", pa.int64()), ("ns_key", pa.string()), ("kind_code", pa.uint8()), ("hidden", pa.bool_())]
 )
 
 
@@ -110,10 +110,11 @@ def build_catalog(
         raise
 
 
-def _write_parquet(records: Iterable, build_dir: Path) -> int:
+def _write_parquet(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir: Path) -> int:
     """Write records to `declarations.parquet` and the derived serving columns to a scratch
-    Parquet file; return the number of visible (neither private nor internal) records."""
-    buffer = columns.ColumnBuffer()
+    Parquet file, one row group per `ROW_GROUP_ROWS` records; return the number of visible
+    (neither private nor internal) records."""
+    lines: list[bytes] = []
     serving: dict[str, list] = {name: [] for name in _SERVING_SCHEMA.names}
     kind_codes = {kind: code for code, kind in enumerate(KIND_ORDER)}
     visible = 0
@@ -121,47 +122,48 @@ def _write_parquet(records: Iterable, build_dir: Path) -> int:
         pq.ParquetWriter(build_dir / DECLARATIONS_FILE, columns.SCHEMA, **columns.PARQUET_OPTIONS) as writer,
         pq.ParquetWriter(build_dir / "serving.parquet", _SERVING_SCHEMA, compression="zstd") as side,
     ):
-        pos = 0
-        for record in records:
-            buffer.add(pos, record)
+        written = 0
+
+        def flush() -> None:
+            nonlocal lines, serving, written
+            writer.write_table(columns.table_from_lines(lines, written), row_group_size=columns.ROW_GROUP_ROWS)
+            side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
+            written += len(lines)
+            lines, serving = [], {name: [] for name in _SERVING_SCHEMA.names}
+
+        for record, raw in records:
             hidden = record.is_private or record.is_internal
             visible += not hidden
-            serving["pos"].append(pos)
+            lines.append(raw)
+            serving["pos"].append(written + len(lines) - 1)
             serving["ns_key"].append(namespace_key(record.components))
-            serving["namespace"].append(format_name(record.components[:-1]) if len(record.components) > 1 else None)
             serving["kind_code"].append(kind_codes[record.kind])
             serving["hidden"].append(hidden)
-            pos += 1
-            if len(buffer) == columns.ROW_GROUP_ROWS:
-                writer.write_table(buffer.take(), row_group_size=columns.ROW_GROUP_ROWS)
-                side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
-                serving = {name: [] for name in _SERVING_SCHEMA.names}
-        if len(buffer):
-            writer.write_table(buffer.take(), row_group_size=columns.ROW_GROUP_ROWS)
-            side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
+            if len(lines) == columns.ROW_GROUP_ROWS:
+                flush()
+        if lines:
+            flush()
     return visible
 
 
 _SERVING_SQL = """
+CREATE TABLE declarations AS
+    SELECT * FROM read_parquet($decls);
 CREATE TABLE modules AS
     SELECT (row_number() OVER (ORDER BY module) - 1)::INTEGER AS id, module AS name
     FROM (SELECT DISTINCT module FROM read_parquet($decls) WHERE module IS NOT NULL);
-CREATE TABLE declarations AS
-    SELECT d.*, s.namespace
-    FROM read_parquet($decls) d JOIN read_parquet($serving) s USING (pos)
-    ORDER BY pos;
 CREATE TABLE search_columns AS
     SELECT s.pos, s.ns_key, s.kind_code, s.hidden, coalesce(m.id, -1)::INTEGER AS module_id
     FROM read_parquet($serving) s
-    JOIN read_parquet($decls) d USING (pos)
+    JOIN declarations d USING (pos)
     LEFT JOIN modules m ON m.name = d.module
     ORDER BY s.pos;
 CREATE TABLE constants AS
     SELECT (row_number() OVER (ORDER BY name) - 1)::INTEGER AS id, name
-    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM read_parquet($decls));
+    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM declarations);
 CREATE TABLE type_postings AS
     SELECT c.id AS constant_id, t.pos::INTEGER AS pos
-    FROM (SELECT pos, unnest(type_constants) AS name FROM read_parquet($decls)) t
+    FROM (SELECT pos, unnest(type_constants) AS name FROM declarations) t
     JOIN constants c USING (name)
     ORDER BY constant_id, pos;
 CREATE UNIQUE INDEX declarations_name ON declarations (name);

@@ -7,12 +7,15 @@ the same pinned pyarrow give the same bytes (row groups are always `ROW_GROUP_RO
 
 from __future__ import annotations
 
-import json
+import io
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pajson
 
-from ..records import FLAG_FIELDS, DeclarationRecord
+from ..records import FLAG_FIELDS
 
 ROW_GROUP_ROWS = 65_536
 
@@ -22,7 +25,6 @@ SCHEMA = pa.schema(
     [
         ("pos", pa.int64()),
         ("name", pa.string()),
-        ("components", pa.string()),
         ("kind", pa.string()),
         ("module", pa.string()),
         ("type", pa.string()),
@@ -51,38 +53,49 @@ PARQUET_OPTIONS: dict[str, Any] = {
 }
 
 
-class ColumnBuffer:
-    """Accumulates records column by column until a row group is full."""
+_POSITION = pa.struct([("line", pa.int32()), ("column", pa.int32())])
 
-    def __init__(self) -> None:
-        self.columns: dict[str, list[Any]] = {name: [] for name in SCHEMA.names}
+# How pyarrow reads a validated declaration line. `components` is left out: the validator has
+# checked that `parse_name(name)` gives exactly the components, so they are read back from the
+# name instead of being stored twice.
+_JSON_SCHEMA = pa.schema(
+    [
+        ("name", pa.string()),
+        ("kind", pa.string()),
+        ("module", pa.string()),
+        ("type", pa.string()),
+        ("type_constants", _STRINGS),
+        ("level_params", _STRINGS),
+        ("doc", pa.string()),
+        ("range", pa.struct([("start", _POSITION), ("end", _POSITION)])),
+        *[(flag, pa.bool_()) for flag in FLAG_FIELDS],
+        ("value_constants", _STRINGS),
+    ]
+)
 
-    def __len__(self) -> int:
-        return len(self.columns["pos"])
 
-    def add(self, pos: int, record: DeclarationRecord) -> None:
-        """Append one record at position `pos`."""
-        c = self.columns
-        c["pos"].append(pos)
-        c["name"].append(record.name)
-        c["components"].append(json.dumps(record.components, ensure_ascii=False, separators=(",", ":")))
-        c["kind"].append(record.kind.value)
-        c["module"].append(record.module)
-        c["type"].append(record.type)
-        c["type_constants"].append(record.type_constants)
-        c["level_params"].append(record.level_params)
-        c["doc"].append(record.doc)
-        r = record.range
-        c["range_start_line"].append(r.start.line if r else None)
-        c["range_start_column"].append(r.start.column if r else None)
-        c["range_end_line"].append(r.end.line if r else None)
-        c["range_end_column"].append(r.end.column if r else None)
-        for flag in FLAG_FIELDS:
-            c[flag].append(getattr(record, flag))
-        c["value_constants"].append(record.value_constants)
+def table_from_lines(lines: list[bytes], start_pos: int) -> pa.Table:
+    """The canonical rows of already validated declaration lines, positions from `start_pos`.
 
-    def take(self) -> pa.Table:
-        """The buffered rows as a table; the buffer is emptied."""
-        table = pa.Table.from_pydict(self.columns, schema=SCHEMA)
-        self.columns = {name: [] for name in SCHEMA.names}
-        return table
+    Parsing is pyarrow's JSON reader (C++), which is what keeps the builder fast; it only ever
+    sees lines that `DeclarationRecord` accepted, so types cannot disagree. An absent optional
+    flag (`type_fallback`) is false, as in the record model.
+    """
+    data = b"\n".join(lines)
+    parsed = pajson.read_json(
+        io.BytesIO(data),
+        read_options=pajson.ReadOptions(use_threads=True, block_size=max(len(data) + 1, 1 << 20)),
+        parse_options=pajson.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
+    ).combine_chunks()
+    ranges = parsed.column("range")
+    columns = {
+        "pos": pa.array(np.arange(start_pos, start_pos + parsed.num_rows, dtype=np.int64)),
+        **{name: parsed.column(name) for name in ("name", "kind", "module", "type", "type_constants", "level_params", "doc")},
+        "range_start_line": pc.struct_field(ranges, ["start", "line"]),
+        "range_start_column": pc.struct_field(ranges, ["start", "column"]),
+        "range_end_line": pc.struct_field(ranges, ["end", "line"]),
+        "range_end_column": pc.struct_field(ranges, ["end", "column"]),
+        **{flag: pc.fill_null(parsed.column(flag), False) for flag in FLAG_FIELDS},
+        "value_constants": parsed.column("value_constants"),
+    }
+    return pa.Table.from_pydict(columns, schema=SCHEMA).combine_chunks()

@@ -8,6 +8,8 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
 - `name_sa.npy` (int32/int64): the suffix array of `names.npy` (libdivsufsort), so every
   occurrence of a substring is one binary search away. Substrings are matched on UTF-8 bytes,
   which for a pattern without NUL is the same as matching code points.
+- `name_owner.npy` (int32): for each byte of `names.npy`, the position of the name it belongs
+  to, so occurrences map to declarations with one gather instead of a binary search each.
 - `kind.npy` (uint8, index into `records.KIND_ORDER`), `hidden.npy` (bool: private or
   internal), `module_id.npy` (int32 into the `modules` table, -1 for none).
 - `postings_offsets.npy` (int64, m+1) and `postings.npy` (int32): for constant id `c` (the
@@ -32,6 +34,7 @@ _ARRAYS = (
     "names",
     "name_starts",
     "name_sa",
+    "name_owner",
     "kind",
     "hidden",
     "module_id",
@@ -66,6 +69,11 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     del names
     arrays: dict[str, np.ndarray] = {"names": text, "name_starts": starts}
     arrays["name_sa"] = pydivsufsort.divsufsort(text)
+    # Byte i belongs to the last name starting at or before it (a NUL to the name before it).
+    owner = np.zeros(len(text), dtype=np.int32)
+    if len(starts) > 1:
+        owner[int(starts[0]) :] = np.repeat(np.arange(len(starts) - 1, dtype=np.int32), np.diff(starts))
+    arrays["name_owner"] = owner
     cols = con.execute("SELECT kind_code, hidden, module_id FROM search_columns ORDER BY pos").fetchnumpy()
     arrays["kind"] = np.asarray(cols["kind_code"], dtype=np.uint8)
     arrays["hidden"] = np.asarray(cols["hidden"], dtype=np.bool_)
@@ -86,6 +94,15 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     return written
 
 
+def unique_positions(positions: np.ndarray, size: int) -> np.ndarray:
+    """Sorted unique int64 positions; through a boolean mask when that beats sorting."""
+    if len(positions) * 16 < size:
+        return np.unique(np.asarray(positions, dtype=np.int64))
+    mask = np.zeros(size, dtype=bool)
+    mask[positions] = True
+    return np.flatnonzero(mask)
+
+
 def _bytes_at(text: np.ndarray, start: int, length: int) -> bytes:
     return text[start : start + length].tobytes()
 
@@ -97,6 +114,7 @@ class SearchIndex:
     names: np.ndarray
     name_starts: np.ndarray
     name_sa: np.ndarray
+    name_owner: np.ndarray
     kind: np.ndarray
     hidden: np.ndarray
     module_id: np.ndarray
@@ -129,9 +147,8 @@ class SearchIndex:
         hi = bisect.bisect_right(probe, needle, lo=lo, key=lambda i: _bytes_at(text, int(sa[i]), k))
         if lo == hi:
             return np.empty(0, dtype=np.int64)
-        occurrences = np.asarray(sa[lo:hi], dtype=np.int64)
-        owners = np.searchsorted(self.name_starts, occurrences, side="right") - 1
-        return np.unique(owners)
+        owners = self.name_owner[np.asarray(sa[lo:hi])]
+        return unique_positions(owners, self.size)
 
     def positions_with_constant(self, constant_id: int) -> np.ndarray:
         """Sorted positions whose type mentions constant `constant_id`."""
@@ -148,4 +165,4 @@ class SearchIndex:
 
         lo = bisect.bisect_left(probe, (key + "n").encode(), key=key_at)
         hi = bisect.bisect_left(probe, (key + "t").encode(), lo=lo, key=key_at)
-        return np.sort(np.asarray(self.ns_pos[lo:hi], dtype=np.int64))
+        return unique_positions(np.asarray(self.ns_pos[lo:hi]), self.size)

@@ -44,15 +44,16 @@ class StreamSummary:
 
 
 def _strictly_sorted(values: list[str]) -> bool:
-    return all(a < b for a, b in zip(values, values[1:]))
+    return values == sorted(set(values))
 
 
 def read_stream(
     lines: Iterable[bytes],
     summary: StreamSummary,
     on_line: Callable[[int], None] | None = None,
-) -> Iterator[DeclarationRecord]:
-    """Yield the declaration records of a stream in order, validating as it goes.
+) -> Iterator[tuple[DeclarationRecord, bytes]]:
+    """Yield each declaration record of a stream, with its raw line, in order, validating as
+    it goes.
 
     `lines` are raw lines (bytes, with or without the newline). `summary` receives the header
     as soon as it is read and the count once the footer is checked. `on_line` is called with the
@@ -107,7 +108,7 @@ def read_stream(
             raise _fail(number, f"module {record.module!r} of {record.name!r} is not in the header's module list")
         previous, previous_name = components, record.name
         summary.count += 1
-        yield record
+        yield record, raw
     if number == 0:
         raise _fail(1, "empty stream: expected a header line")
     if not summary.footer_seen:

@@ -1,44 +1,28 @@
-"""`leanindex catalog ...`: build catalogs from a declaration stream, verify them."""
+"""`leanindex catalog ...`: build catalogs (from the extractor or a stream), verify and diff them."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..catalog.builder import build_catalog
+from ..catalog.diff import CatalogDiff, diff_catalog
 from ..catalog.layout import CatalogPaths
-from ..catalog.manifest import Manifest
+from ..catalog.manifest import Manifest, read_manifest
 from ..catalog.stream import iter_lines
 from ..catalog.verify import verify_catalog
+from ..errors import ErrorCode, LeanIndexError
+from ..lake.build import ProfileBuild, build_profile
 from . import main
-from .output import emit_json, handles_errors, json_option, root_option, stderr, stdout
+from .output import emit_json, handles_errors, json_option, root_option, stdout
+from .progress import constant_progress
 
 
 @main.group()
 def catalog() -> None:
     """Build, verify and compare catalogs."""
-
-
-@contextmanager
-def line_progress(label: str, total: int | None = None) -> Iterator[Callable[[int], None] | None]:
-    """A progress callback drawing a bar on stderr when it is a terminal; None (quiet) otherwise."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    columns = [TextColumn(label), BarColumn(), MofNCompleteColumn() if total else TextColumn("{task.completed:,} lines"), TimeElapsedColumn()]
-    with Progress(*columns, console=stderr, transient=True) as progress:
-        task = progress.add_task(label, total=total)
-
-        def advance(line: int) -> None:
-            if line % 2048 == 0:
-                progress.update(task, completed=line)
-
-        yield advance
 
 
 def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
@@ -52,21 +36,83 @@ def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
     stdout.print(f"manifest      {paths.manifest}")
 
 
+def _previous_count(paths: CatalogPaths) -> int | None:
+    """The declaration count of the profile's current manifest, for the progress ETA; None
+    when there is no valid one (the progress then shows count and rate only)."""
+    try:
+        return read_manifest(paths.manifest).catalog.declaration_count
+    except LeanIndexError:
+        return None
+
+
+_EXTRACTOR_ONLY = ("project", "imports", "lake", "extractor", "source", "with_values", "threads", "timeout_s")
+
+
 @catalog.command("build")
-@click.option("--input", "input_path", required=True, help="Declaration stream (NDJSON) file, or - for stdin.")
 @click.option("--profile", required=True, help="Profile id, e.g. core or mathlib (case-insensitive).")
+@click.option("--input", "input_path", type=click.Path(exists=True, dir_okay=False, allow_dash=True), default=None, help="Read a ready declaration stream (NDJSON file, or - for stdin) instead of running the extractor.")
+@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None, help="Lake project whose LEAN_PATH resolves the imports [core: the LeanIndex checkout; mathlib: ROOT/projects/mathlib].")
+@click.option("--imports", multiple=True, metavar="MODULE", help="Module to extract (repeat for several) [pinned profiles: their imports].")
+@click.option("--lake", default=None, help="lake executable [lake on PATH].")
+@click.option("--extractor", type=click.Path(dir_okay=False, path_type=Path), default=None, help="A built leanindex-extract [build it with lake in the source checkout].")
+@click.option("--source", type=click.Path(file_okay=False, path_type=Path), default=None, help="LeanIndex source checkout to build the extractor in and digest [the one leanindex runs from].")
+@click.option("--with-values", is_flag=True, help="Also record the constants each value uses.")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Extractor pretty-printing workers [extractor default: 4].")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None, help="Kill the extractor after this many seconds [no limit].")
+@click.option("--progress/--no-progress", default=None, help="Draw progress on stderr [only on a terminal].")
 @root_option
 @json_option
 @handles_errors()
-def build(input_path: str, profile: str, root: str, as_json: bool) -> None:
-    """Validate a leanindex.declarations/v1 stream and publish it as PROFILE's catalog.
+def build(
+    profile: str,
+    input_path: str | None,
+    project: Path | None,
+    imports: tuple[str, ...],
+    lake: str | None,
+    extractor: Path | None,
+    source: Path | None,
+    with_values: bool,
+    threads: int | None,
+    timeout_s: float | None,
+    progress: bool | None,
+    root: str,
+    as_json: bool,
+) -> None:
+    """Publish PROFILE's catalog and manifest, from the Lean extractor or a ready stream.
 
-    Nothing is written unless the whole stream is valid; an earlier catalog of the profile
-    stays as it was on any failure.
+    Without --input: find lake, build the extractor, run it with `lake env` inside the
+    profile's project and stream its output into the catalog. With --input: validate and
+    publish that leanindex.declarations/v1 stream. Nothing is written unless the whole stream
+    is valid and the extractor succeeded; an earlier catalog of the profile stays as it was on
+    any failure.
     """
     paths = CatalogPaths.of(root, profile)
-    with line_progress(f"building {paths.profile}") as on_line:
-        if input_path == "-":
+    given = {"project": project, "imports": imports, "lake": lake, "extractor": extractor, "source": source,
+             "with_values": with_values, "threads": threads, "timeout_s": timeout_s}
+    if input_path is not None:
+        extra = [f"--{name.removesuffix('_s').replace('_', '-')}" for name in _EXTRACTOR_ONLY if given[name]]
+        if extra:
+            raise LeanIndexError(
+                ErrorCode.INVALID_REQUEST,
+                f"--input reads a ready stream; {', '.join(extra)} only apply when leanindex runs the extractor",
+                {"options": extra},
+            )
+    with constant_progress(f"building {paths.profile}", _previous_count(paths), progress) as on_line:
+        if input_path is None:
+            request = ProfileBuild(
+                profile=paths.profile,
+                root=paths.root,
+                project=project,
+                imports=list(imports),
+                lake=lake,
+                extractor=extractor,
+                source=source,
+                with_values=with_values,
+                threads=threads,
+                timeout_s=timeout_s,
+            )
+            manifest = build_profile(request, on_line=on_line)
+        elif input_path == "-":
             manifest = build_catalog(iter_lines(sys.stdin.buffer), root, profile, on_line=on_line)
         else:
             with open(Path(input_path), "rb") as handle:
@@ -91,3 +137,62 @@ def verify(profile: str, root: str, as_json: bool) -> None:
     else:
         stdout.print(f"verified: {len(manifest.catalog.files)} files match {paths.manifest}")
         print_manifest_summary(manifest, paths)
+
+
+def print_diff(report: CatalogDiff) -> None:
+    """A readable rendering of a catalog diff."""
+    stdout.print(f"profile       {report.profile.upper()}  against {report.committed}")
+    if not report.committed_found:
+        stdout.print("committed     none: there is no committed manifest to compare with")
+    env = report.environment_digest
+    if env.before == env.after:
+        stdout.print(f"environment   unchanged  {env.after}")
+    else:
+        stdout.print(f"environment   {env.before} -> {env.after}")
+    for change in report.identity_changes:
+        stdout.print(f"  {change.field}: {change.before} -> {change.after}")
+    for label, count in report.counts.items():
+        before = "none" if count.before is None else f"{count.before:,}"
+        delta = "" if count.before is None else f" ({count.after - count.before:+,})"
+        stdout.print(f"{label:<13} {before} -> {count.after:,}{delta}")
+    if report.committed_found:
+        stdout.print(f"table         declarations.parquet {'changed' if report.declarations_parquet_changed else 'unchanged'}")
+    if report.names is None:
+        stdout.print("names         not compared (give the older catalog with --against-catalog)")
+    else:
+        names = report.names
+        stdout.print(f"names         +{names.added_count:,} -{names.removed_count:,} against {names.against_catalog}")
+        for name in names.added:
+            stdout.print(f"  + {name}")
+        if names.added_count > len(names.added):
+            stdout.print(f"  ... {names.added_count - len(names.added):,} more added")
+        for name in names.removed:
+            stdout.print(f"  - {name}")
+        if names.removed_count > len(names.removed):
+            stdout.print(f"  ... {names.removed_count - len(names.removed):,} more removed")
+    stdout.print("identical" if report.identical else "drift")
+
+
+@catalog.command("diff")
+@click.option("--profile", required=True, help="Profile id (case-insensitive).")
+@click.option("--against", default=None, metavar="REF_OR_PATH", help="Committed manifest: a git revision (read at manifests/<profile>.json) or a manifest file [HEAD].")
+@click.option("--against-catalog", type=click.Path(exists=True, path_type=Path), default=None, help="The older catalog (folder or declarations.parquet) to list added/removed names against.")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Names listed per side.")
+@root_option
+@json_option
+@handles_errors()
+def diff(profile: str, against: str | None, against_catalog: Path | None, limit: int, root: str, as_json: bool) -> None:
+    """Compare PROFILE's freshly built manifest (and catalog) with the committed one.
+
+    Reports identity changes (Lean version and commit, toolchain, package revisions,
+    modules_digest, extractor), declaration counts, and with --against-catalog the added and
+    removed names. Exit status 0 when identical, 1 on drift (including no committed manifest),
+    the error's status when the comparison itself fails.
+    """
+    report = diff_catalog(root, profile, against, against_catalog, limit)
+    if as_json:
+        emit_json(report)
+    else:
+        print_diff(report)
+    if not report.identical:
+        raise SystemExit(1)

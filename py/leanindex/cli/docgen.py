@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -22,7 +21,7 @@ LineCallback = Callable[[int], None]
 def import_progress(label: str) -> Iterator[tuple[ReadCallback | None, LineCallback | None]]:
     """Two progress bars on stderr when it is a terminal (reading the input, then building);
     `(None, None)`, i.e. quiet, otherwise."""
-    if not sys.stderr.isatty():
+    if not stderr.is_terminal:
         yield None, None
         return
     columns = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[note]}"), TimeElapsedColumn()]

@@ -16,6 +16,7 @@ from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     EnvironmentsResponse,
+    ErrorBody,
     EnvironmentSummary,
     InspectRequest,
     InspectResponse,
@@ -82,8 +83,8 @@ class Engine:
         for profile in self.profiles():
             try:
                 loaded = self.catalog(profile)
-            except LeanIndexError:
-                summaries.append(_unverified(self.root, profile))
+            except LeanIndexError as error:
+                summaries.append(_unverified(profile, error))
                 continue
             m = loaded.manifest
             summaries.append(
@@ -106,16 +107,17 @@ class Engine:
             self._loaded.clear()
 
 
-def _unverified(root: Path, profile: str) -> EnvironmentSummary:
+def _unverified(profile: str, error: LeanIndexError) -> EnvironmentSummary:
     return EnvironmentSummary(
         environment=profile.upper(),
-        environment_digest="",
+        environment_digest=error.details.get("environment_digest", ""),
         lean_version=None,
         lean_commit=None,
         mathlib_commit=None,
         imports=[],
-        declaration_count=0,
-        visible_count=0,
-        source="unknown",
+        declaration_count=None,
+        visible_count=None,
+        source=None,
         verified=False,
+        problem=ErrorBody(**error.to_dict()["error"]),
     )

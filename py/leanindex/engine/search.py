@@ -9,7 +9,6 @@ match is found before the page is cut.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -28,8 +27,9 @@ from ..models import (
     StopReason,
     UnknownConstant,
 )
-from ..names import NameSyntaxError, format_name, namespace_key, parse_name
+from ..names import NameSyntaxError, format_name, namespace_key, parse_name, printed_namespace
 from ..records import KIND_ORDER, FLAG_FIELDS, Kind, Position, SourceRange
+from ..catalog.index import unique_positions
 from .cursor import decode_cursor, encode_cursor
 from .loaded import LoadedCatalog
 
@@ -43,16 +43,22 @@ def _parse(name: str, field: str) -> tuple[str | int, ...]:
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"{field}: {error}", {"field": field, "value": name}) from None
 
 
-def _intersect(lists: list[np.ndarray]) -> np.ndarray:
-    """Intersection of sorted unique position arrays, starting from the shortest."""
+def _intersect(lists: list[np.ndarray], size: int) -> np.ndarray:
+    """Intersection of sorted unique position arrays, starting from the shortest: binary
+    search into a much longer list, a boolean membership mask otherwise."""
     lists = sorted(lists, key=len)
     result = lists[0]
     for other in lists[1:]:
         if not len(result) or not len(other):
             return _EMPTY
-        at = np.searchsorted(other, result)
-        at[at == len(other)] = 0
-        result = result[other[at] == result]
+        if len(other) > 32 * len(result):
+            at = np.searchsorted(other, result)
+            at[at == len(other)] = 0
+            result = result[other[at] == result]
+        else:
+            member = np.zeros(size, dtype=bool)
+            member[other] = True
+            result = result[member[result]]
     return result
 
 
@@ -97,8 +103,8 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
                 constants.append(name)
                 selective.append(index.positions_with_constant(constant_id))
     if namespace_keys:
-        selective.append(np.unique(np.concatenate([index.positions_in_namespace(k) for k in namespace_keys])))
-    matches = _intersect(selective)
+        selective.append(unique_positions(np.concatenate([index.positions_in_namespace(k) for k in namespace_keys]), index.size))
+    matches = _intersect(selective, index.size)
 
     if request.kinds and len(matches):
         allowed = np.zeros(len(KIND_ORDER), dtype=bool)
@@ -134,8 +140,8 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
 
 
 _RESULT_COLUMNS = (
-    "pos, name, kind, type, namespace, module, range_start_line, range_start_column, "
-    "range_end_line, range_end_column, components"
+    "pos, name, kind, type, module, range_start_line, range_start_column, "
+    "range_end_line, range_end_column"
 )
 
 
@@ -144,13 +150,18 @@ def _rows(catalog: LoadedCatalog, positions: np.ndarray) -> dict[int, dict[str, 
         return {}
     cur = catalog.cursor()
     try:
-        cur.execute(
-            f"SELECT {_RESULT_COLUMNS} FROM declarations WHERE pos IN ({','.join(str(int(p)) for p in positions)})"
-        )
+        cur.execute(f"SELECT {_RESULT_COLUMNS} FROM declarations WHERE pos = ANY($1::BIGINT[])", [positions.tolist()])
         names = [d[0] for d in cur.description]
-        return {row[0]: dict(zip(names, row)) for row in cur.fetchall()}
+        return {row[0]: _with_namespace(dict(zip(names, row))) for row in cur.fetchall()}
     finally:
         cur.close()
+
+
+def _with_namespace(row: dict[str, Any]) -> dict[str, Any]:
+    # The builder checked that every stored name reads back to its record's components.
+    row["components"] = list(parse_name(row["name"]))
+    row["namespace"] = printed_namespace(row["name"], row["components"])
+    return row
 
 
 def _range(row: dict[str, Any]) -> SourceRange | None:
@@ -168,7 +179,7 @@ def _result(row: dict[str, Any], request: SearchRequest, constants: list[str]) -
         reasons.append(MatchReason(filter="name_contains", value=request.name_contains))
     reasons.extend(MatchReason(filter="type_constant", value=c) for c in constants)
     if request.namespace_prefixes:
-        components = tuple(json.loads(row["components"]))
+        components = tuple(row["components"])
         for prefix in request.namespace_prefixes:
             p = parse_name(prefix)
             if components[: len(p)] == p and len(components) > len(p):
@@ -213,7 +224,7 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
     return InspectResponse(
         **catalog.identity().model_dump(),
         name=row["name"],
-        components=json.loads(row["components"]),
+        components=row["components"],
         kind=Kind(row["kind"]),
         type=row["type"],
         namespace=row["namespace"],
@@ -234,6 +245,6 @@ def _row_named(catalog: LoadedCatalog, name: str) -> dict[str, Any] | None:
         row = cur.fetchone()
         if row is None:
             return None
-        return dict(zip([d[0] for d in cur.description], row))
+        return _with_namespace(dict(zip([d[0] for d in cur.description], row)))
     finally:
         cur.close()

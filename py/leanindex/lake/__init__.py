@@ -1,0 +1,1 @@
+"""Lean-side orchestration: profiles, Lake projects, the extractor process, profile builds."""

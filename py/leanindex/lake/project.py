@@ -1,0 +1,123 @@
+"""Facts read from a Lake project's files: `lean-toolchain` and `lake-manifest.json`.
+
+`lake-manifest.json` is written by Lake (`lake update`, `lake resolve-deps`); the formats read
+here are the ones Lake's `Lake/Load/Manifest.lean` accepts today: `version` 7 (an integer) and
+the semantic versions `"1.0.0"`, `"1.1.0"` (adds `scope`) and `"1.2.0"` (adds
+`fixedToolchain`). Every one lists `packages[]` with `type` (`git` or `path`), `name`,
+`inherited`, and for git packages `url`, `rev` (the resolved commit), `inputRev` (the tag or
+branch asked for) and `scope`. Older formats (nested `{"git": {...}}` entries) are refused:
+Lake itself rewrites them on `lake update`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..catalog.manifest import PackageRevision
+from ..errors import ErrorCode, LeanIndexError
+
+LAKE_MANIFEST = "lake-manifest.json"
+TOOLCHAIN_FILE = "lean-toolchain"
+LAKEFILES = ("lakefile.lean", "lakefile.toml")
+_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+_MATHLIB_URL = re.compile(r"github\.com/leanprover-community/mathlib4?(\.git)?/?$")
+
+
+def require_project(project: Path) -> Path:
+    """`project` resolved, after checking it is a Lake project (has a lakefile).
+
+    Raises `LeanIndexError(invalid_request)` otherwise.
+    """
+    project = project.resolve()
+    if not any((project / name).is_file() for name in LAKEFILES):
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"{project} is not a Lake project (no lakefile.lean or lakefile.toml)",
+            {"project": str(project)},
+        )
+    return project
+
+
+def read_toolchain(project: Path) -> str | None:
+    """The `lean-toolchain` line of `project` (e.g. `leanprover/lean4:v4.35.0`), or None when
+    the project has no such file (elan then uses its default toolchain)."""
+    path = project / TOOLCHAIN_FILE
+    if not path.is_file():
+        return None
+    line = path.read_text(encoding="utf-8").strip()
+    return line or None
+
+
+def _strip_guillemets(name: str) -> str:
+    # Lake writes package names that are not identifiers escaped, e.g. "«doc-gen4»".
+    return name[1:-1] if name.startswith("«") and name.endswith("»") else name
+
+
+def _supported_version(version: Any) -> bool:
+    if isinstance(version, int) and not isinstance(version, bool):
+        return version == 7
+    if isinstance(version, str) and (match := _SEMVER.match(version)):
+        return int(match.group(1)) == 1
+    return False
+
+
+def read_lake_packages(project: Path) -> list[PackageRevision] | None:
+    """Every package of `project`'s `lake-manifest.json` (direct and inherited), in file order.
+
+    Git packages carry their resolved commit (`rev`) and `url`; path packages have neither.
+    Returns None when the project has no `lake-manifest.json` (Lake writes one once it has
+    resolved dependencies). Raises `LeanIndexError(invalid_request)` for a file that is not a
+    manifest of a supported version.
+    """
+    path = project / LAKE_MANIFEST
+    if not path.is_file():
+        return None
+
+    def refuse(reason: str) -> LeanIndexError:
+        return LeanIndexError(ErrorCode.INVALID_REQUEST, f"{path}: {reason}", {"path": str(path)})
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise refuse(f"unreadable: {error}") from None
+    if not isinstance(data, dict):
+        raise refuse("not a JSON object")
+    if not _supported_version(data.get("version")):
+        raise refuse(
+            f"manifest version {data.get('version')!r} is not supported (7 or 1.x.y); "
+            "run `lake update` with the pinned toolchain to rewrite it"
+        )
+    entries = data.get("packages", [])
+    if not isinstance(entries, list):
+        raise refuse("'packages' is not a list")
+    packages = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise refuse(f"packages[{index}] has no name")
+        kind = entry.get("type")
+        if kind == "git":
+            rev, url = entry.get("rev"), entry.get("url")
+            if not isinstance(rev, str) or not isinstance(url, str):
+                raise refuse(f"git package {entry['name']!r} lacks 'rev' or 'url'")
+            packages.append(PackageRevision(name=_strip_guillemets(entry["name"]), rev=rev, url=url))
+        elif kind == "path":
+            packages.append(PackageRevision(name=_strip_guillemets(entry["name"]), rev=None, url=None))
+        else:
+            raise refuse(f"package {entry['name']!r} has unknown type {kind!r}")
+    return packages
+
+
+def mathlib_revision(packages: list[PackageRevision] | None) -> str | None:
+    """The commit of Mathlib among `packages`: the package named `mathlib` or, failing that,
+    the one fetched from `github.com/leanprover-community/mathlib4` (a project may name the
+    requirement differently)."""
+    for package in packages or []:
+        if package.name.lower() == "mathlib":
+            return package.rev
+    for package in packages or []:
+        if package.url and _MATHLIB_URL.search(package.url):
+            return package.rev
+    return None
