@@ -14,15 +14,15 @@ from .catalog import catalog, print_manifest_summary
 from .output import emit_json, handles_errors, json_option, root_option, stderr, stdout
 
 ReadCallback = Callable[[int, int], None]
-LineCallback = Callable[[int], None]
+CountCallback = Callable[[int], None]
 
 
 @contextmanager
-def import_progress(label: str) -> Iterator[tuple[ReadCallback | None, LineCallback | None]]:
-    """Two progress bars on stderr when it is a terminal (reading the input, then building);
-    `(None, None)`, i.e. quiet, otherwise."""
+def import_progress(label: str) -> Iterator[tuple[ReadCallback | None, CountCallback | None, CountCallback | None]]:
+    """Callbacks `(on_read, on_build, on_line)` for `import_docgen` drawing two progress bars on
+    stderr when it is a terminal (reading the input, then building); all None (quiet) otherwise."""
     if not stderr.is_terminal:
-        yield None, None
+        yield None, None, None
         return
     columns = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[note]}"), TimeElapsedColumn()]
     with Progress(*columns, console=stderr, transient=True) as progress:
@@ -32,14 +32,15 @@ def import_progress(label: str) -> Iterator[tuple[ReadCallback | None, LineCallb
         def on_read(done: int, total: int) -> None:
             progress.update(reading, completed=done, total=total)
 
-        def on_line(line: int) -> None:
-            if line == 1:
-                progress.update(reading, completed=progress.tasks[reading].total)
-                progress.update(building, visible=True)
-            if line % 2048 == 0:
-                progress.update(building, note=f"{line:,} lines")
+        def on_build(lines: int) -> None:
+            progress.update(reading, completed=1, total=1)
+            progress.update(building, total=lines, visible=True)
 
-        yield on_read, on_line
+        def on_line(line: int) -> None:
+            if line % 2048 == 0:
+                progress.update(building, completed=line, note=f"{line:,} lines")
+
+        yield on_read, on_build, on_line
 
 
 def print_import_summary(result: DocgenImport) -> None:
@@ -72,8 +73,8 @@ def import_docgen_command(path: str, profile: str, lean_version: str | None, roo
     approximate. Nothing is written unless the whole input is valid.
     """
     paths = CatalogPaths.of(root, profile)
-    with import_progress(paths.profile) as (on_read, on_line):
-        result = import_docgen(path, root, profile, lean_version=lean_version, on_read=on_read, on_line=on_line)
+    with import_progress(paths.profile) as (on_read, on_build, on_line):
+        result = import_docgen(path, root, profile, lean_version=lean_version, on_read=on_read, on_build=on_build, on_line=on_line)
     if as_json:
         emit_json(result.model_dump(mode="json", by_alias=True))
     else:

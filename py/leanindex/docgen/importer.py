@@ -225,17 +225,21 @@ def import_docgen(
     profile: str,
     lean_version: str | None = None,
     on_read: ProgressCallback | None = None,
+    on_build: Callable[[int], None] | None = None,
     on_line: Callable[[int], None] | None = None,
 ) -> DocgenImport:
     """Import doc-gen4 output at `path` as `profile`'s catalog under `root`.
 
     Reads and converts everything (`collect_docgen`), then builds through
     `catalog.builder.build_catalog` with `EnvironmentFacts(source="doc-gen4")` and the mathlib4
-    commit of the source links. `on_read` reports reading, `on_line` the builder's lines.
+    commit of the source links. `on_read` reports reading; `on_build(lines)` is called once
+    reading is done with the number of stream lines to build, then `on_line(n)` per line.
     Raises the errors of `collect_docgen` and `build_catalog`; on any error nothing under
     `root` changes.
     """
     collection = collect_docgen(path, on_read)
+    if on_build is not None:
+        on_build(len(collection.lines) + 2)  # header and footer
     facts = EnvironmentFacts(source="doc-gen4", mathlib_commit=collection.mathlib_commit)
     manifest = build_catalog(docgen_stream(collection, lean_version), root, profile, facts=facts, on_line=on_line)
     return DocgenImport(
