@@ -1,0 +1,148 @@
+"""The tools the servers offer, described once for every transport.
+
+A `ToolSpec` names a tool (the dotted name of DESIGN.md; its underscore alias is derived), gives
+its request and response models (which are its MCP input and output schemas), the coroutine
+that answers a validated request, and a compact text rendering for clients that read only
+text. `query_tools` builds the two query-engine tools; another tool (the checker's `lean.check`)
+is one more `ToolSpec` appended to the list handed to `leanindex.service.mcp.build_mcp_server`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..engine import Engine
+from ..errors import LeanIndexError
+from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from .gate import CallGate
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: names, schemas (as models), behaviour and text rendering.
+
+    `call` receives an instance of `request_model` and returns an instance of `response_model`,
+    or raises `LeanIndexError` (which the transports turn into an error result). `render` turns
+    a response into the compact text put beside the structured content.
+    """
+
+    name: str
+    title: str
+    description: str
+    request_model: type[BaseModel]
+    response_model: type[BaseModel]
+    call: Callable[[Any], Awaitable[BaseModel]]
+    render: Callable[[Any], str]
+    read_only: bool = True
+    idempotent: bool = True
+
+    @property
+    def alias(self) -> str:
+        """The same tool under a dot-free name (`lean.check` -> `lean_check`): several widely used
+        MCP clients refuse tool names with dots although the MCP specification allows them."""
+        return self.name.replace(".", "_")
+
+
+SEARCH_DESCRIPTION = """\
+Bounded search of the declarations (theorems, definitions, ...) of a pinned Lean 4 environment.
+Give `environment` (a profile id such as CORE or MATHLIB; see the server's environments) and at
+least one of `name_contains` (case-sensitive substring of the full name) and
+`type_pattern.constants` (1-8 exact constant names that must all occur in the elaborated type;
+no unification, no notation). Optional filters, all of which must hold: `namespace_prefixes`,
+`kinds`, `module_prefixes`. Results come in Lean's Name.lt order, at most `result_limit` (1-50).
+`stop_reason` EXHAUSTED with completeness COMPLETE means every match was returned; RESULT_LIMIT
+means more exist: pass `next_cursor` as `after` with the same filters for the next page.
+`total_matches` counts every visible match; `hidden_matches` the private/internal ones left out.
+Unknown type constants are listed with close known names."""
+
+INSPECT_DESCRIPTION = """\
+Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full
+name (`Nat.add_comm`, `Foo.«bar baz»`): kind, elaborated type, namespace, module, source range,
+docstring, universe parameters, type constants, flags, and the environment identity. A name that
+is not in the catalog is an error `not_found` with close known names."""
+
+
+def _lean_line(response: Any) -> str:
+    lean = f" lean {response.lean_version}" if response.lean_version else ""
+    return f"{response.environment}{lean}"
+
+
+def render_search(response: SearchResponse) -> str:
+    """Stop reason and counts on the first line, then one line per result:
+    `name | kind | type | module`; unknown constants and the next cursor last."""
+    lines = [
+        f"{response.stop_reason.value} {response.completeness.value}: {len(response.results)} shown, "
+        f"total_matches {response.total_matches}, hidden_matches {response.hidden_matches} ({_lean_line(response)})"
+    ]
+    lines.extend(f"{r.name} | {r.kind.value} | {r.type} | {r.module or '-'}" for r in response.results)
+    for unknown in response.unknown_constants:
+        hint = f"; did you mean {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
+        lines.append(f"unknown constant {unknown.name}{hint}")
+    if response.next_cursor:
+        lines.append(f"next_cursor {response.next_cursor}")
+    return "\n".join(lines)
+
+
+def render_inspect(response: InspectResponse) -> str:
+    """`name : type`, then kind, module, lines and environment, then the optional parts (flags
+    that are set, universes, type constants, docstring), one line each."""
+    where = f" | lines {response.range.start.line}-{response.range.end.line}" if response.range else ""
+    lines = [
+        f"{response.name} : {response.type}",
+        f"{response.kind.value} | {response.module or '-'}{where} | {_lean_line(response)}",
+    ]
+    flags = [name for name, value in response.flags.model_dump().items() if value]
+    if flags:
+        lines.append("flags " + ", ".join(flags))
+    if response.level_params:
+        lines.append("universes " + ", ".join(response.level_params))
+    if response.type_constants:
+        lines.append("type constants " + ", ".join(response.type_constants))
+    if response.doc:
+        lines.append(response.doc)
+    return "\n".join(lines)
+
+
+def render_error(error: LeanIndexError) -> str:
+    """`error <code>: <message>`, then the details as one line of JSON when there are any."""
+    text = f"error {error.code.value}: {error.message}"
+    if error.details:
+        text += "\n" + json.dumps(error.details, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text
+
+
+def query_tools(engine: Engine, gate: CallGate) -> list[ToolSpec]:
+    """`lean.declaration.search` and `lean.declaration.inspect` over `engine`, each call run
+    through `gate` (so `busy` and `timeout` apply as on the HTTP API)."""
+
+    async def search(request: SearchRequest) -> SearchResponse:
+        return await gate.run(engine.search, request)
+
+    async def inspect(request: InspectRequest) -> InspectResponse:
+        return await gate.run(engine.inspect, request)
+
+    return [
+        ToolSpec(
+            name="lean.declaration.search",
+            title="Search Lean declarations",
+            description=SEARCH_DESCRIPTION,
+            request_model=SearchRequest,
+            response_model=SearchResponse,
+            call=search,
+            render=render_search,
+        ),
+        ToolSpec(
+            name="lean.declaration.inspect",
+            title="Inspect a Lean declaration",
+            description=INSPECT_DESCRIPTION,
+            request_model=InspectRequest,
+            response_model=InspectResponse,
+            call=inspect,
+            render=render_inspect,
+        ),
+    ]

@@ -1,0 +1,114 @@
+"""Shared pieces of the service tests: sample catalogs, a live loopback server, a gated engine.
+
+Imported by the test modules (pytest puts `tests/` on `sys.path`); the fixtures defined here are
+registered by importing them into a test module.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from leanindex.catalog.builder import build_catalog
+from leanindex.catalog.stream import iter_lines
+from leanindex.engine import Engine
+from leanindex.models import InspectRequest, SearchRequest, SearchResponse
+from leanindex.sample import sample_stream_path
+
+#: Names of the sample that are hard to carry in a URL path.
+HARD_NAMES = ("«term_+_»", "«term_++_»", "Lean.Parser.Tactic.«tactic_<;>_»")
+
+
+def build_sample(root: Path) -> Path:
+    """Build the embedded sample stream as profile SAMPLE under `root`; return `root`."""
+    with open(sample_stream_path(), "rb") as handle:
+        build_catalog(iter_lines(handle), root, "sample")
+    return root
+
+
+def sample_names() -> list[str]:
+    """Every declaration name of the embedded sample stream, as printed."""
+    import json
+
+    names = []
+    with open(sample_stream_path(), encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            if "name" in record and "kind" in record:
+                names.append(record["name"])
+    return names
+
+
+@pytest.fixture(scope="session")
+def sample_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A root holding the sample catalog (profile SAMPLE); shared, so never modify it."""
+    return build_sample(tmp_path_factory.mktemp("sample-root"))
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def live_server(app: object) -> Iterator[str]:
+    """Serve `app` with uvicorn on 127.0.0.1 in a background thread; yield its base URL."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False, timeout_graceful_shutdown=2)
+    )
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+class GatedEngine(Engine):
+    """A real engine whose `search` first waits until the test sets `release` (so a test can
+    hold a call in flight for as long as it needs); `entered` is set when a search is waiting."""
+
+    def __init__(self, root: Path):
+        super().__init__(root)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        self.entered.set()
+        if not self.release.wait(timeout=60):
+            raise RuntimeError("the test never released the gated search")
+        return super().search(request)
+
+
+def engine_search(root: Path, **fields: object) -> SearchResponse:
+    """The in-process engine's answer, for comparison with what a surface returned."""
+    engine = Engine(root)
+    try:
+        return engine.search(SearchRequest(**fields))
+    finally:
+        engine.close()
+
+
+def engine_inspect(root: Path, environment: str, name: str) -> object:
+    """The in-process engine's inspect answer, for comparison."""
+    engine = Engine(root)
+    try:
+        return engine.inspect(InspectRequest(environment=environment, declaration_name=name))
+    finally:
+        engine.close()

@@ -1,0 +1,136 @@
+"""`leanindex.Client` against a live server and in local mode: same answers as the engine,
+cursor iteration, DataFrames, errors rebuilt from the error object; and the notebook example."""
+
+from __future__ import annotations
+
+import runpy
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from service_support import HARD_NAMES, engine_inspect, engine_search, free_port, live_server, sample_root  # noqa: F401
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+import leanindex
+from leanindex.engine import Engine
+from leanindex.errors import ErrorCode, LeanIndexError
+from leanindex.models import StopReason
+from leanindex.service.config import ServiceConfig
+from leanindex.service.http import create_app
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "notebook.py"
+
+
+@pytest.fixture(scope="module")
+def served_url(sample_root: Path) -> Iterator[str]:
+    engine = Engine(sample_root)
+    with live_server(create_app(engine, ServiceConfig(token="t0ken"))) as url:
+        yield url
+    engine.close()
+
+
+@pytest.fixture(params=["http", "local"])
+def client(request: pytest.FixtureRequest, sample_root: Path) -> Iterator[leanindex.Client]:
+    if request.param == "http":
+        made = leanindex.Client(request.getfixturevalue("served_url"), token="t0ken")
+    else:
+        made = leanindex.Client.local(sample_root)
+    with made:
+        yield made
+
+
+def test_environments(client: leanindex.Client, sample_root: Path) -> None:
+    engine = Engine(sample_root)
+    assert client.environments() == engine.environments()
+    engine.close()
+
+
+def test_search_matches_the_engine_and_gives_a_dataframe(client: leanindex.Client, sample_root: Path) -> None:
+    response = client.search("sample", "add", kinds=["theorem"], namespace_prefixes=["Nat"], result_limit=3)
+    assert response == engine_search(
+        sample_root, environment="sample", name_contains="add", kinds=["theorem"], namespace_prefixes=["Nat"], result_limit=3
+    )
+    frame = response.to_pandas()
+    assert list(frame["name"]) == [r.name for r in response.results]
+    assert set(frame["kind"]) == {"theorem"}
+    assert response.to_arrow().num_rows == 3
+
+
+def test_type_pattern_as_a_list_of_constants(client: leanindex.Client, sample_root: Path) -> None:
+    response = client.search("SAMPLE", type_pattern=["List.length", "HAppend.hAppend"])
+    assert response == engine_search(sample_root, environment="SAMPLE", type_pattern={"constants": ["List.length", "HAppend.hAppend"]})
+    assert [r.name for r in response.results] == ["List.length_append"]
+
+
+def test_iter_search_follows_the_cursor_to_the_end(client: leanindex.Client, sample_root: Path) -> None:
+    pages = list(client.iter_search("SAMPLE", "a", result_limit=7))
+    whole = engine_search(sample_root, environment="SAMPLE", name_contains="a", result_limit=50)
+    assert whole.stop_reason is StopReason.EXHAUSTED
+    assert [r.name for page in pages for r in page.results] == [r.name for r in whole.results]
+    assert [p.stop_reason for p in pages] == [StopReason.RESULT_LIMIT] * (len(pages) - 1) + [StopReason.EXHAUSTED]
+    assert len(pages) == -(-whole.total_matches // 7)
+    with pytest.raises(TypeError):
+        next(client.iter_search("SAMPLE", "a", after="x"))
+
+
+def test_inspect_hard_names(client: leanindex.Client, sample_root: Path) -> None:
+    for name in HARD_NAMES:
+        assert client.inspect("SAMPLE", name) == engine_inspect(sample_root, "SAMPLE", name)
+
+
+@pytest.mark.parametrize(
+    ("call", "code"),
+    [
+        (lambda c: c.inspect("SAMPLE", "Nat.add_com"), ErrorCode.NOT_FOUND),
+        (lambda c: c.search("MATHLIB", "a"), ErrorCode.UNKNOWN_ENVIRONMENT),
+        (lambda c: c.search("SAMPLE"), ErrorCode.INVALID_REQUEST),
+        (lambda c: c.search("SAMPLE", "a", result_limit=51), ErrorCode.INVALID_REQUEST),
+        (lambda c: c.search("SAMPLE", "a", kinds=["lemma"]), ErrorCode.INVALID_REQUEST),
+        (lambda c: c.search("SAMPLE", "a", after="not-a-cursor"), ErrorCode.INVALID_REQUEST),
+        (lambda c: c.inspect("SAMPLE", ""), ErrorCode.INVALID_REQUEST),
+    ],
+)
+def test_errors_raise_the_shared_error(client: leanindex.Client, call, code: ErrorCode) -> None:
+    with pytest.raises(LeanIndexError) as raised:
+        call(client)
+    assert raised.value.code is code
+
+
+def test_not_found_keeps_its_details_over_http(served_url: str) -> None:
+    with leanindex.Client(served_url, token="t0ken") as client, pytest.raises(LeanIndexError) as raised:
+        client.inspect("SAMPLE", "Nat.add_com")
+    assert "Nat.add_comm" in raised.value.details["suggestions"]
+
+
+def test_missing_token_is_unauthorized(served_url: str) -> None:
+    with leanindex.Client(served_url) as client, pytest.raises(LeanIndexError) as raised:
+        client.environments()
+    assert raised.value.code is ErrorCode.UNAUTHORIZED
+
+
+def test_unreachable_server_is_a_backend_error() -> None:
+    with leanindex.Client(f"http://127.0.0.1:{free_port()}", timeout=5) as client, pytest.raises(LeanIndexError) as raised:
+        client.environments()
+    assert raised.value.code is ErrorCode.BACKEND_ERROR
+
+
+def test_an_answer_that_is_not_an_error_object_is_a_backend_error() -> None:
+    proxy = Starlette(routes=[Route("/v1/environments", lambda request: PlainTextResponse("bad gateway", status_code=502))])
+    with live_server(proxy) as url, leanindex.Client(url) as client, pytest.raises(LeanIndexError) as raised:
+        client.environments()
+    assert raised.value.code is ErrorCode.BACKEND_ERROR
+    assert raised.value.details == {"status": 502, "body": "bad gateway"}
+
+
+def test_notebook_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    namespace = runpy.run_path(str(EXAMPLE), run_name="__main__")
+    theorems = namespace["theorems"]
+    assert "Nat.add_comm" in set(theorems["name"])
+    assert set(theorems["kind"]) == {"theorem"}
+    assert namespace["pages"][-1].stop_reason is StopReason.EXHAUSTED
+    assert len(namespace["everything"]) == namespace["pages"][0].total_matches
+    assert "Nat.add_comm : ∀ (n m : Nat), n + m = m + n" in capsys.readouterr().out
