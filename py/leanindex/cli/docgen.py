@@ -1,0 +1,82 @@
+"""`leanindex catalog import-docgen`: build a catalog from doc-gen4's declaration data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import click
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+from ..catalog.layout import CatalogPaths
+from ..docgen import DocgenImport, import_docgen
+from .catalog import catalog, print_manifest_summary
+from .output import emit_json, handles_errors, json_option, root_option, stderr, stdout
+
+ReadCallback = Callable[[int, int], None]
+CountCallback = Callable[[int], None]
+
+
+@contextmanager
+def import_progress(label: str) -> Iterator[tuple[ReadCallback | None, CountCallback | None, CountCallback | None]]:
+    """Callbacks `(on_read, on_build, on_line)` for `import_docgen` drawing two progress bars on
+    stderr when it is a terminal (reading the input, then building); all None (quiet) otherwise."""
+    if not stderr.is_terminal:
+        yield None, None, None
+        return
+    columns = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[note]}"), TimeElapsedColumn()]
+    with Progress(*columns, console=stderr, transient=True) as progress:
+        reading = progress.add_task(f"reading {label}", total=None, note="")
+        building = progress.add_task(f"building {label}", total=None, note="", visible=False)
+
+        def on_read(done: int, total: int) -> None:
+            progress.update(reading, completed=done, total=total)
+
+        def on_build(lines: int) -> None:
+            progress.update(reading, completed=1, total=1)
+            progress.update(building, total=lines, visible=True)
+
+        def on_line(line: int) -> None:
+            if line % 2048 == 0:
+                progress.update(building, completed=line, note=f"{line:,} lines")
+
+        yield on_read, on_build, on_line
+
+
+def print_import_summary(result: DocgenImport) -> None:
+    """What was read and merged, for people."""
+    stdout.print(f"read          {result.files:,} files, {result.declarations_read:,} declarations")
+    for merged in result.merged:
+        stdout.print(f"merged        {merged.name} (same theorem in {merged.kept_module} and {merged.dropped_module}; kept the first)")
+    stdout.print(f"approximate   {', '.join(result.manifest.source.approximate_fields)}")
+    for repository, commit in result.manifest.source.commits.items():
+        stdout.print(f"source        {repository} @ {commit}")
+
+
+@catalog.command("import-docgen")
+@click.argument("path", type=click.Path(path_type=str))
+@click.option("--profile", required=True, help="Profile id, e.g. core or mathlib (case-insensitive).")
+@click.option(
+    "--lean-version",
+    default=None,
+    help="Lean version of the documented environment (e.g. v4.33.0); doc-gen4 data names only the lean4 commit, so it is 'unknown' otherwise.",
+)
+@root_option
+@json_option
+@handles_errors()
+def import_docgen_command(path: str, profile: str, lean_version: str | None, root: str, as_json: bool) -> None:
+    """Import doc-gen4 declaration data (a doc-data folder or a .tar.xz of its
+    declaration-data-*.bmp files) as PROFILE's catalog.
+
+    Every declaration is converted to the record contract and built through the same
+    validation as `catalog build`; the manifest says the source is doc-gen4 and which fields are
+    approximate. Nothing is written unless the whole input is valid.
+    """
+    paths = CatalogPaths.of(root, profile)
+    with import_progress(paths.profile) as (on_read, on_build, on_line):
+        result = import_docgen(path, root, profile, lean_version=lean_version, on_read=on_read, on_build=on_build, on_line=on_line)
+    if as_json:
+        emit_json(result.model_dump(mode="json", by_alias=True))
+    else:
+        print_manifest_summary(result.manifest, paths)
+        print_import_summary(result)

@@ -1,0 +1,232 @@
+"""Converting one doc-gen4 declaration file into declaration records.
+
+A file `declaration-data-<Module>.bmp` is one JSON object (doc-gen4's `JsonModule`, written by
+`DocGen4/Output/ToJson.lean`): `name` (the module), `imports`, `instances`, and `declarations`,
+each `{"info": {"name", "kind", "doc", "docLink", "line", "sourceLink"}, "header": HTML}`.
+
+Kinds: doc-gen4's `DocInfo.getKind` (`DocGen4/Process/DocInfo.lean`) maps each constant it
+documents to `theorem`, `def`, `instance`, `structure`, `class` (structure classes and
+`class inductive`s alike), `inductive`, `ctor`, `opaque` or `axiom`. The header's `decl_kind`
+text (`DocInfo.getKindDescription`) tells more, and is used where it is exact:
+
+- `unsafe ...` marks unsafe axioms, definitions, instances, opaques and inductives
+  (`is_unsafe`); a constructor is unsafe exactly when its inductive is; structures and
+  classes never show the modifier, so `is_unsafe` is approximate there;
+- `class` (a structure class: `is_structure`) versus `class inductive` (not a structure);
+- `partial def` is doc-gen4's name for a partial definition, which the kernel holds as an
+  `opaque` constant, which is how the data lists it already.
+
+Approximations (the manifest lists them): an `instance` is mapped to `definition`, but an
+instance of a `Prop`-valued class is a kernel `theorem` (`InstanceInfo.ofTheoremVal`);
+`Quot`, `Quot.mk`, `Quot.lift` and `Quot.ind` (listed as `opaque`, `OpaqueInfo.ofQuotVal`) are
+the kernel's quotient constants and become `quotient` by name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
+
+from ..errors import ErrorCode, LeanIndexError
+from ..names import Components, NameSyntaxError, parse_name
+from ..records import DeclarationRecord, Kind
+from .files import DocgenFile, module_of_file
+from .header import HeaderSyntaxError, RenderedHeader, parse_header
+
+# The kernel's quotient constants (`Lean.QuotKind`: type, ctor, lift, ind), whose names are
+# fixed by `init_quot`; doc-gen4 documents them as opaque.
+QUOTIENT_CONSTANTS = frozenset({"Quot", "Quot.mk", "Quot.lift", "Quot.ind"})
+
+# For each doc-gen4 kind: the kernel kind, fixed flags, and the `decl_kind` texts
+# `DocInfo.getKindDescription` prints for it.
+_UNSAFE = r"(?:unsafe )?"
+_KINDS: dict[str, tuple[Kind, dict[str, bool], re.Pattern[str]]] = {
+    "theorem": (Kind.THEOREM, {}, re.compile(r"theorem")),
+    "def": (Kind.DEFINITION, {}, re.compile(_UNSAFE + r"(?:noncomputable )?(?:def|abbrev)")),
+    "instance": (Kind.DEFINITION, {"is_instance": True}, re.compile(_UNSAFE + r"(?:noncomputable )?instance")),
+    "structure": (Kind.INDUCTIVE, {"is_structure": True}, re.compile(r"structure")),
+    "class": (Kind.INDUCTIVE, {"is_class": True}, re.compile(r"class(?: inductive)?")),
+    "inductive": (Kind.INDUCTIVE, {}, re.compile(_UNSAFE + r"inductive")),
+    "ctor": (Kind.CONSTRUCTOR, {}, re.compile(r"constructor")),
+    "opaque": (Kind.OPAQUE, {}, re.compile(r"(?:unsafe )?opaque|partial def")),
+    "axiom": (Kind.AXIOM, {}, re.compile(_UNSAFE + r"axiom")),
+}
+DOCGEN_KINDS: tuple[str, ...] = tuple(_KINDS)
+
+_LINE_RANGE = re.compile(r"#L(\d+)-L(\d+)$")
+_GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repo>[^/]+/[^/]+)/blob/(?P<commit>[0-9a-f]{7,40})/")
+
+
+class _Format(BaseModel):
+    # Unknown keys are doc-gen4's business (e.g. `docLink`, newer additions); the ones read
+    # here must be present with the right JSON type.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class DocgenInfo(_Format):
+    """`info` of a declaration: printed name, doc-gen4 kind, Markdown docstring ("" for none),
+    start line, and the source link ending in `#L<start>-L<end>`."""
+
+    name: StrictStr
+    kind: StrictStr
+    doc: StrictStr
+    line: StrictInt
+    sourceLink: StrictStr
+
+
+class DocgenDeclaration(_Format):
+    """One declaration: its `info` and the HTML `header` (signature)."""
+
+    info: DocgenInfo
+    header: StrictStr
+
+
+class DocgenModule(_Format):
+    """A whole declaration file: module `name`, its `imports` and its `declarations`."""
+
+    name: StrictStr
+    imports: list[StrictStr]
+    declarations: list[DocgenDeclaration]
+
+
+@dataclass
+class ConvertedModule:
+    """The records of one file (in file order), its module and imports, and the repository
+    commits its source links name (`{"leanprover/lean4": "d8b1..."}`)."""
+
+    module: str
+    imports: list[str]
+    records: list[DeclarationRecord]
+    commits: dict[str, set[str]] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1 << 17)
+def _is_lean_name(text: str) -> bool:
+    # The same few thousand constants are linked over and over (Eq, Nat, HAdd.hAdd, ...).
+    try:
+        parse_name(text)
+    except NameSyntaxError:
+        return False
+    return True
+
+
+def _fail(file: DocgenFile, message: str, **details: object) -> LeanIndexError:
+    return LeanIndexError(ErrorCode.INVALID_STREAM, f"{file.name}: {message}", {"file": file.name, **details})
+
+
+def _where(error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.get("loc", ())).lstrip(".")
+    return f"{location or 'file'}: {first['msg']}"
+
+
+def convert_module(file: DocgenFile) -> ConvertedModule:
+    """Read one declaration file and convert every declaration to a `DeclarationRecord`.
+
+    Field by field: `kind` and flags as in the module docstring; `type` = the header's
+    signature text (binders and `: type`, see `header.RenderedHeader`); `type_constants` = the
+    constants linked from it; `level_params` = [] (doc-gen4 does not list them); `doc` = the
+    docstring or None for ""; `range` = the source link's lines, columns None; `module` = the
+    file's module; `is_private`/`is_internal`/`is_deprecated` = False (doc-gen4 leaves private
+    and internal declarations out and does not say which are deprecated).
+
+    Raises `LeanIndexError(invalid_stream)` naming the file (and the declaration) for: invalid
+    JSON, a missing or mistyped field, a module name that differs from the file name, an
+    unknown kind, a `decl_kind` text that does not fit the kind, an unreadable header, a name
+    or linked constant that is not a Lean name, or a source link without a valid line range.
+    """
+    try:
+        data = DocgenModule.model_validate_json(file.data)
+    except ValidationError as error:
+        raise _fail(file, f"not a doc-gen4 declaration file: {_where(error)}") from None
+    if data.name != module_of_file(file.name):
+        raise _fail(file, f"the file describes module {data.name!r}, not {module_of_file(file.name)!r}")
+    converted = ConvertedModule(module=data.name, imports=list(data.imports), records=[])
+    parsed = []
+    for declaration in data.declarations:
+        info = declaration.info
+        if info.kind not in _KINDS:
+            raise _fail(
+                file,
+                f"declaration {info.name!r}: unknown kind {info.kind!r} (expected one of {', '.join(DOCGEN_KINDS)})",
+                declaration=info.name,
+            )
+        try:
+            components = parse_name(info.name)
+        except NameSyntaxError as error:
+            raise _fail(file, f"declaration {info.name!r}: not a Lean name ({error})", declaration=info.name) from None
+        try:
+            header = parse_header(declaration.header)
+        except HeaderSyntaxError as error:
+            raise _fail(file, f"declaration {info.name!r}: unreadable header: {error}", declaration=info.name) from None
+        if not _KINDS[info.kind][2].fullmatch(header.kind_text):
+            raise _fail(
+                file,
+                f"declaration {info.name!r}: header kind {header.kind_text!r} does not fit kind {info.kind!r}",
+                declaration=info.name,
+            )
+        parsed.append((info, components, header))
+    # Constructors are declared with their inductive, in the same module.
+    unsafe_inductives = {
+        components for info, components, header in parsed if info.kind == "inductive" and header.kind_text.startswith("unsafe ")
+    }
+    for info, components, header in parsed:
+        converted.records.append(_record(file, data.name, info, components, header, unsafe_inductives))
+        repository = _GITHUB_BLOB.match(info.sourceLink)
+        if repository:
+            converted.commits.setdefault(repository.group("repo"), set()).add(repository.group("commit"))
+    return converted
+
+
+def _record(
+    file: DocgenFile,
+    module: str,
+    info: DocgenInfo,
+    components: Components,
+    header: RenderedHeader,
+    unsafe_inductives: set[Components],
+) -> DeclarationRecord:
+    kind, flags, _ = _KINDS[info.kind]
+    for constant in header.constants:
+        if not _is_lean_name(constant):
+            raise _fail(file, f"declaration {info.name!r}: linked constant {constant!r} is not a Lean name", declaration=info.name)
+    lines = _LINE_RANGE.search(info.sourceLink)
+    if lines is None:
+        raise _fail(file, f"declaration {info.name!r}: source link {info.sourceLink!r} has no #L<start>-L<end> range", declaration=info.name)
+    start, end = int(lines.group(1)), int(lines.group(2))
+    if start != info.line or not 1 <= start <= end:
+        raise _fail(
+            file,
+            f"declaration {info.name!r}: source link lines L{start}-L{end} disagree with line {info.line}",
+            declaration=info.name,
+        )
+    if info.kind == "opaque" and info.name in QUOTIENT_CONSTANTS:
+        kind = Kind.QUOTIENT
+    if info.kind == "class":
+        flags = {**flags, "is_structure": header.kind_text == "class"}
+    if info.kind == "ctor":
+        unsafe = components[:-1] in unsafe_inductives
+    else:
+        unsafe = header.kind_text.startswith("unsafe ")
+    return DeclarationRecord(
+        record="declaration",
+        name=info.name,
+        components=list(components),
+        kind=kind,
+        module=module,
+        type=header.signature,
+        type_constants=list(header.constants),
+        level_params=[],
+        doc=info.doc or None,
+        range={"start": {"line": start, "column": None}, "end": {"line": end, "column": None}},
+        is_private=False,
+        is_internal=False,
+        is_instance=flags.get("is_instance", False),
+        is_class=flags.get("is_class", False),
+        is_structure=flags.get("is_structure", False),
+        is_unsafe=unsafe,
+        is_deprecated=False,
+    )

@@ -1,0 +1,251 @@
+"""The doc-gen4 front end: doc-gen4 declaration data -> declaration stream -> catalog.
+
+`collect_docgen` reads every declaration file (folder or `.tar.xz`), converts each declaration
+(`convert.convert_module`), resolves names documented in two modules, and sorts the records in
+Lean's `Name.lt` order. Sorting needs every record at once, so they are held in memory as their
+serialized NDJSON lines (about 0.5 KB each: some 150 MB for Mathlib's 300,000 declarations).
+`docgen_stream` turns the collection into a `leanindex.declarations/v1` stream, and
+`import_docgen` feeds that stream through the same builder (and validation) as the Lean
+extractor's output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .. import __version__
+from ..catalog.builder import EnvironmentFacts, build_catalog
+from ..catalog.manifest import Manifest
+from ..errors import ErrorCode, LeanIndexError
+from ..names import name_sort_key
+from ..records import STREAM_FORMAT
+from .convert import convert_module
+from .files import ProgressCallback, iter_docgen_files
+
+EXTRACTOR_NAME = "leanindex-docgen-import"
+LEAN_REPOSITORY = "leanprover/lean4"
+MATHLIB_REPOSITORY = "leanprover-community/mathlib4"
+UNKNOWN_LEAN_VERSION = "unknown"
+
+APPROXIMATE_FIELDS: tuple[str, ...] = (
+    "is_deprecated",  # doc-gen4's data does not say; always false
+    "is_internal",  # internal declarations are left out by doc-gen4; false for all present
+    "is_private",  # private declarations are left out by doc-gen4; false for all present
+    "is_unsafe",  # exact except for structures and classes, whose kind text omits `unsafe`
+    "kind",  # an instance of a Prop-valued class is a kernel theorem, listed as definition
+    "level_params",  # not in the data; always []
+    "range",  # lines only (columns null)
+    "type",  # doc-gen4's signature (binders, then `: type`), not the elaborated type
+    "type_constants",  # linked constants only: implicit instance arguments and the like are missed
+)
+"""Record fields the doc-gen4 front end can only approximate (listed in the manifest)."""
+
+
+class MergedDuplicate(BaseModel):
+    """A theorem doc-gen4 documented in two modules with the same signature.
+
+    Lean accepts the same theorem (same name, type and universe parameters) declared in two
+    modules that are imported together and keeps one copy (`finalizeImport` and its
+    `subsumesInfo` check in lean4 `src/Lean/Environment.lean`), so it is one constant of the
+    environment. Which module's copy Lean keeps depends on the import order, which doc-gen4's
+    data does not give: the record of `kept_module` (the first of the two module names in
+    code-point order) is kept, and `module` is then listed as approximate.
+    """
+
+    name: str
+    kept_module: str
+    dropped_module: str
+
+
+@dataclass
+class DocgenCollection:
+    """Everything read from one doc-gen4 output, ready to stream.
+
+    `lines`: the records' NDJSON lines (bytes, no newline) in `Name.lt` order. `modules`: every
+    module with a declaration file, sorted. `imports`: the roots of the import graph (modules no
+    other listed module imports), sorted: importing them loads every listed module.
+    `commits`: repository (`owner/name`) -> the one commit its source links name. `files` and
+    `declarations_read`: how many files and declarations were read (before merging duplicates).
+    """
+
+    lines: list[bytes]
+    modules: list[str]
+    imports: list[str]
+    commits: dict[str, str]
+    files: int
+    declarations_read: int
+    merged: list[MergedDuplicate] = field(default_factory=list)
+
+    @property
+    def lean_githash(self) -> str | None:
+        """The lean4 commit the core source links name, if any."""
+        return self.commits.get(LEAN_REPOSITORY)
+
+    @property
+    def mathlib_commit(self) -> str | None:
+        """The mathlib4 commit the Mathlib source links name, if any."""
+        return self.commits.get(MATHLIB_REPOSITORY)
+
+
+@dataclass
+class _Entry:
+    key: tuple
+    module: str
+    line: bytes
+
+
+def collect_docgen(path: str | Path, on_progress: ProgressCallback | None = None) -> DocgenCollection:
+    """Read and convert a doc-gen4 output (folder or `.tar.xz`), see the module docstring.
+
+    `on_progress(done, total)` reports reading (files of a folder, compressed bytes of an
+    archive). Raises `LeanIndexError`: `invalid_request` for a path that is neither a folder nor
+    a `.tar.xz`; `invalid_stream` for a malformed file (see `convert_module`), two files for one
+    module, a repository whose source links name two commits, or a name documented in two
+    modules that is not the same theorem twice (both files are named).
+    """
+    entries: dict[str, _Entry] = {}
+    imports_of: dict[str, list[str]] = {}
+    file_of: dict[str, str] = {}
+    commits: dict[str, set[str]] = {}
+    merged: list[MergedDuplicate] = []
+    files = declarations = 0
+    for file in iter_docgen_files(path, on_progress):
+        converted = convert_module(file)
+        if converted.module in imports_of:
+            raise LeanIndexError(
+                ErrorCode.INVALID_STREAM,
+                f"{file.name}: module {converted.module!r} was already read from {file_of[converted.module]}",
+                {"file": file.name, "module": converted.module},
+            )
+        files += 1
+        imports_of[converted.module] = converted.imports
+        file_of[converted.module] = file.name
+        for repository, seen in converted.commits.items():
+            commits.setdefault(repository, set()).update(seen)
+        for record in converted.records:
+            declarations += 1
+            entry = _Entry(
+                key=name_sort_key(record.components),
+                module=converted.module,
+                line=record.model_dump_json().encode(),
+            )
+            earlier = entries.get(record.name)
+            if earlier is None:
+                entries[record.name] = entry
+                continue
+            merged.append(_merge(record.name, earlier, entry, file_of))
+            if entry.module < earlier.module:
+                entries[record.name] = entry
+    for repository, seen in commits.items():
+        if len(seen) > 1:
+            raise LeanIndexError(
+                ErrorCode.INVALID_STREAM,
+                f"source links name {len(seen)} commits of {repository}: {', '.join(sorted(seen))}",
+                {"repository": repository, "commits": sorted(seen)},
+            )
+    ordered = sorted(entries.values(), key=lambda entry: entry.key)
+    imported = {module for imports in imports_of.values() for module in imports}
+    return DocgenCollection(
+        lines=[entry.line for entry in ordered],
+        modules=sorted(imports_of),
+        imports=sorted(module for module in imports_of if module not in imported),
+        commits={repository: next(iter(seen)) for repository, seen in sorted(commits.items())},
+        files=files,
+        declarations_read=declarations,
+        merged=sorted(merged, key=lambda m: m.name),
+    )
+
+
+def _merge(name: str, earlier: _Entry, later: _Entry, file_of: dict[str, str]) -> MergedDuplicate:
+    """Accept a second record of `name` when both are the same theorem, else fail naming both files."""
+    first, second = _signature(earlier.line), _signature(later.line)
+    if first[0] != "theorem" or first != second:
+        raise LeanIndexError(
+            ErrorCode.INVALID_STREAM,
+            f"{name!r} is declared in {file_of[earlier.module]} and again in {file_of[later.module]}"
+            " (only the same theorem twice can be merged)",
+            {"declaration": name, "files": [file_of[earlier.module], file_of[later.module]]},
+        )
+    kept, dropped = sorted((earlier.module, later.module))
+    return MergedDuplicate(name=name, kept_module=kept, dropped_module=dropped)
+
+
+def _signature(line: bytes) -> tuple:
+    record = json.loads(line)
+    return record["kind"], record["type"], record["type_constants"]
+
+
+def approximate_fields(collection: DocgenCollection) -> list[str]:
+    """`APPROXIMATE_FIELDS`, plus `module` when merged duplicates made the module a choice."""
+    return sorted(set(APPROXIMATE_FIELDS) | ({"module"} if collection.merged else set()))
+
+
+def docgen_stream(collection: DocgenCollection, lean_version: str | None = None) -> Iterator[bytes]:
+    """The collection as `leanindex.declarations/v1` lines: header, records, footer.
+
+    The header names the extractor `leanindex-docgen-import` (this package's version), Lean's
+    version (`lean_version`, else "unknown": the data names only the lean4 commit) and githash
+    (the lean4 commit of the source links), the import roots and modules, the approximate
+    fields and the repository commits of the source links.
+    """
+    header = {
+        "record": "header",
+        "format": STREAM_FORMAT,
+        "extractor": {"name": EXTRACTOR_NAME, "version": __version__},
+        "lean": {"version": lean_version or UNKNOWN_LEAN_VERSION, "githash": collection.lean_githash},
+        "imports": collection.imports,
+        "modules": collection.modules,
+        "approximate_fields": approximate_fields(collection),
+        "source_commits": collection.commits,
+    }
+    yield json.dumps(header, ensure_ascii=False).encode()
+    yield from collection.lines
+    yield json.dumps({"record": "footer", "count": len(collection.lines)}).encode()
+
+
+class DocgenImport(BaseModel):
+    """The result of an import: the new manifest, how many files and declarations were read,
+    and the duplicate theorems merged (so `manifest.catalog.declaration_count` is
+    `declarations_read - len(merged)`). Dump with `by_alias=True` (the manifest's `schema`)."""
+
+    manifest: Manifest
+    files: int
+    declarations_read: int
+    merged: list[MergedDuplicate]
+
+
+def import_docgen(
+    path: str | Path,
+    root: str | Path,
+    profile: str,
+    lean_version: str | None = None,
+    on_read: ProgressCallback | None = None,
+    on_build: Callable[[int], None] | None = None,
+    on_line: Callable[[int], None] | None = None,
+) -> DocgenImport:
+    """Import doc-gen4 output at `path` as `profile`'s catalog under `root`.
+
+    Reads and converts everything (`collect_docgen`), then builds through
+    `catalog.builder.build_catalog` with `EnvironmentFacts(source="doc-gen4")` and the mathlib4
+    commit of the source links. `on_read` reports reading; `on_build(lines)` is called once
+    reading is done with the number of stream lines to build, then `on_line(n)` per line.
+    Raises the errors of `collect_docgen` and `build_catalog`; on any error nothing under
+    `root` changes.
+    """
+    collection = collect_docgen(path, on_read)
+    if on_build is not None:
+        on_build(len(collection.lines) + 2)  # header and footer
+    facts = EnvironmentFacts(source="doc-gen4", mathlib_commit=collection.mathlib_commit)
+    manifest = build_catalog(docgen_stream(collection, lean_version), root, profile, facts=facts, on_line=on_line)
+    return DocgenImport(
+        manifest=manifest,
+        files=collection.files,
+        declarations_read=collection.declarations_read,
+        merged=collection.merged,
+    )
+

@@ -1,0 +1,550 @@
+"""Tests of the doc-gen4 front end: header reading, kind mapping, validation, duplicates,
+archives, the stream header, and the `catalog import-docgen` command.
+
+Headers from the real sample folders (`../shared/realdata/*-sample`, marked `realdata`) are
+checked against strings read off the files by hand, and every sample header against an
+independent reader built on `html.parser`. The rest uses small doc-gen4 files written here, in
+doc-gen4's layout (`docInfoHeader` in `DocGen4/Output/Module.lean`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote
+
+import pyarrow.parquet as pq
+import pytest
+
+from leanindex.catalog.layout import CatalogPaths
+from leanindex.catalog.manifest import read_manifest
+from leanindex.catalog.verify import verify_catalog
+from leanindex.docgen import collect_docgen, docgen_stream, import_docgen
+from leanindex.docgen.convert import convert_module
+from leanindex.docgen.files import DocgenFile
+from leanindex.docgen.header import HeaderSyntaxError, parse_header
+from leanindex.errors import EXIT_STATUS, ErrorCode, LeanIndexError
+from leanindex.records import DeclarationRecord, HeaderRecord
+
+from realdata_support import CORE_SAMPLE, MATHLIB_SAMPLE, realdata_path, sample_declarations
+
+LEAN_COMMIT = "d8b18978322de05a8f3dba51ef03cf5461676c17"
+MATHLIB_COMMIT = "0cc1f970691e01afdf9d8bb9f8307cd7b6aca12a"
+PROP = '<a href="./foundational_types.html">Prop</a>'
+
+
+# --- writing small doc-gen4 files ---------------------------------------------------------
+
+
+def link(name: str, text: str | None = None, page: str = "./Init/Prelude.html") -> str:
+    return f'<a href="{page}#{name}">{text or name}</a>'
+
+
+def header(kind_text: str, name: str, binders: list[str] = (), type_html: str = PROP, extends: str | None = None) -> str:
+    """A header in doc-gen4's layout: kind, name link, binder spans, optional extends, ` :`, type."""
+    parts = "".join(f'<span class="name">{part}</span>' for part in name.split("."))
+    html = f'<div class="decl_header"><span class="decl_kind">{kind_text}</span>\n'
+    html += f'<span class="decl_name"><a class="break_within" href="./M.html#{name}">{parts}</a></span>'
+    for binder in binders:
+        html += f'<span class="decl_args">\n<span class="fn">{binder}</span></span>\n'
+    if extends:
+        html += f'<span class="decl_extends">extends</span> <span class="fn">{extends}</span>'
+    html += f'<span class="decl_args"> :</span><div class="decl_type">{type_html}</div></div>'
+    return html
+
+
+def declaration(
+    name: str,
+    kind: str = "theorem",
+    kind_text: str | None = None,
+    doc: str = "",
+    lines: tuple[int, int] = (10, 12),
+    source: str = f"https://github.com/leanprover/lean4/blob/{LEAN_COMMIT}/src/Init/M.lean",
+    head: str | None = None,
+) -> dict:
+    return {
+        "info": {
+            "name": name,
+            "kind": kind,
+            "doc": doc,
+            "docLink": f"./M.html#{name}",
+            "line": lines[0],
+            "sourceLink": f"{source}#L{lines[0]}-L{lines[1]}",
+        },
+        "header": head if head is not None else header(kind_text or kind, name),
+    }
+
+
+def module_json(module: str, declarations: list[dict], imports: list[str] = ()) -> bytes:
+    return json.dumps({"name": module, "imports": list(imports), "instances": [], "declarations": declarations}).encode()
+
+
+def write_module(folder: Path, module: str, declarations: list[dict], imports: list[str] = ()) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"declaration-data-{module}.bmp"
+    path.write_bytes(module_json(module, declarations, imports))
+    return path
+
+
+def convert_one(module: str, declarations: list[dict]) -> list[DeclarationRecord]:
+    return convert_module(DocgenFile(f"declaration-data-{module}.bmp", module_json(module, declarations))).records
+
+
+# --- an independent header reader (html.parser, a tree of the direct children) -----------
+
+
+class _Tree(HTMLParser):
+    """Collects, per direct child of the root div: its classes, its text and its links."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.children: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if self.depth == 1:
+            self.children.append({"classes": (attributes.get("class") or "").split(), "text": "", "links": []})
+        if tag == "a" and self.depth >= 1:
+            self.children[-1]["links"].append(attributes.get("href") or "")
+        self.depth += 1
+
+    def handle_endtag(self, tag):
+        self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth >= 2:
+            self.children[-1]["text"] += data
+
+
+def oracle(html: str) -> tuple[str, str, tuple[str, ...]]:
+    """(kind text, signature, constants) the way a reader of the rendered page sees them:
+    the text of the binder and type boxes (not the name, not the parents after `extends`)
+    with a space between boxes, and the declaration links in them."""
+    tree = _Tree()
+    tree.feed(html)
+    kind = next(c["text"] for c in tree.children if "decl_kind" in c["classes"])
+    signature_boxes, in_extends = [], False
+    for child in tree.children:
+        if "decl_extends" in child["classes"]:
+            in_extends = True
+        elif {"decl_args", "impl_arg", "decl_type"} & set(child["classes"]):
+            in_extends = False
+            signature_boxes.append(child)
+    text = " ".join(" ".join(box["text"].split()) for box in signature_boxes)
+    constants = {
+        unquote(href.split("#", 1)[1])
+        for box in signature_boxes
+        for href in box["links"]
+        if href.startswith("./") and ".html#" in href
+    }
+    return kind.strip(), " ".join(text.split()), tuple(sorted(constants))
+
+
+# --- headers from the real sample folders -------------------------------------------------
+
+REAL_HEADERS = [
+    # (sample, name, decl_kind text, signature, linked constants), read off the files by hand
+    (CORE_SAMPLE, "Nat.add_comm", "theorem", "(n m : Nat) : n + m = m + n", ("Eq", "HAdd.hAdd", "Nat")),
+    (CORE_SAMPLE, "Nat.not_gt_eq", "theorem", "(a b : Nat) : (¬a > b) = (a ≤ b)", ("Eq", "GT.gt", "LE.le", "Nat", "Not")),
+    (CORE_SAMPLE, "Nat.repeat_eq_repeatTR", "theorem", ": @«repeat» = @repeatTR", ("Eq", "Nat.repeat", "Nat.repeatTR")),
+    (
+        CORE_SAMPLE,
+        "String.isSome_utf8DecodeChar?_zero",
+        "theorem",
+        '{b : String} (hb : b ≠ "") : (b.toByteArray.utf8DecodeChar? 0).isSome = true',
+        ("Bool.true", "ByteArray.utf8DecodeChar?", "Eq", "Ne", "Option.isSome", "String", "String.toByteArray"),
+    ),
+    (CORE_SAMPLE, "instAddNat", "instance", ": Add Nat", ("Add", "Nat")),
+    (CORE_SAMPLE, "Alternative", "class", "(f : Type u → Type v) : Type (max (u + 1) v)", ()),
+    (CORE_SAMPLE, "Decidable", "class inductive", "(p : Prop) : Type", ()),
+    (
+        CORE_SAMPLE,
+        "Lean.Syntax.getTailPos?",
+        "partial def",
+        "(stx : Syntax) (canonicalOnly : Bool := false) : Option String.Pos.Raw",
+        ("Bool", "Bool.false", "Lean.Syntax", "Option", "String.Pos.Raw"),
+    ),
+    (
+        CORE_SAMPLE,
+        "Array.ugetBorrowed",
+        "unsafe opaque",
+        "{α : Type u} (xs : Array α) (i : USize) (h : i.toNat < xs.size) : α",
+        ("Array", "Array.size", "LT.lt", "USize", "USize.toNat"),
+    ),
+    (CORE_SAMPLE, "«term_<&&>_»", "def", ": Lean.TrailingParserDescr", ("Lean.TrailingParserDescr",)),
+    (MATHLIB_SAMPLE, "Sylow", "structure", "(p : ℕ) (G : Type u_1) [Group G] : Type u_1", ("Group", "Nat")),
+    (MATHLIB_SAMPLE, "Preorder", "class", "(α : Type u_2) : Type u_2", ()),
+    (
+        MATHLIB_SAMPLE,
+        "IsGalois.normalAutEquivQuotient",
+        "noncomputable def",
+        "{K : Type u_3} {L : Type u_4} [Field K] [Field L] [Algebra K L] [FiniteDimensional K L] [IsGalois K L]"
+        " (H : Subgroup (L ≃ₐ[K] L)) [H.Normal] : (L ≃ₐ[K] L) ⧸ H ≃* ↥(IntermediateField.fixedField H)"
+        " ≃ₐ[K] ↥(IntermediateField.fixedField H)",
+        (
+            "AlgEquiv",
+            "Algebra",
+            "Field",
+            "FiniteDimensional",
+            "HasQuotient.Quotient",
+            "IntermediateField.fixedField",
+            "IsGalois",
+            "MulEquiv",
+            "Subgroup",
+            "Subgroup.Normal",
+        ),
+    ),
+    (
+        MATHLIB_SAMPLE,
+        "IsGalois.mk",
+        "constructor",
+        "{F : Type u_1} [Field F] {E : Type u_2} [Field E] [Algebra F E] [to_isSeparable : Algebra.IsSeparable F E]"
+        " [to_normal : Normal F E] : IsGalois F E",
+        ("Algebra", "Algebra.IsSeparable", "Field", "IsGalois", "Normal"),
+    ),
+]
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(("sample", "name", "kind_text", "signature", "constants"), REAL_HEADERS, ids=[r[1] for r in REAL_HEADERS])
+def test_real_header_text_and_links(sample: str, name: str, kind_text: str, signature: str, constants: tuple[str, ...]) -> None:
+    found = sample_declarations(realdata_path(sample))[name]
+    rendered = parse_header(found["header"])
+    assert (rendered.kind_text, rendered.signature, rendered.constants) == (kind_text, signature, constants)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("sample", [CORE_SAMPLE, MATHLIB_SAMPLE])
+def test_every_sample_header_matches_an_html_parser_reading(sample: str) -> None:
+    declarations = sample_declarations(realdata_path(sample))
+    assert len(declarations) > 5000
+    for name, found in declarations.items():
+        rendered = parse_header(found["header"])
+        assert (rendered.kind_text, rendered.signature, rendered.constants) == oracle(found["header"]), name
+
+
+# --- header reading on written headers ----------------------------------------------------
+
+
+def test_links_are_decoded_and_only_signature_declaration_links_count() -> None:
+    html = header(
+        "theorem",
+        "Foo.bar",
+        binders=[f"(x : {link('%C2%ABterm_%E2%89%A0_%C2%BB', '≠')})", f"(y : {link('A&amp;B', 'A&amp;B')})"],
+        type_html=f'{link("Eq", "=")} <a href="https://example.org/x.html#Ext">ext</a> {PROP}',
+        extends=link("Parent"),
+    )
+    rendered = parse_header(html)
+    assert rendered.constants == ("A&B", "Eq", "«term_≠_»")
+    assert rendered.signature == "(x : ≠) (y : A&B) : = ext Prop"
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "",
+        '<div class="decl_header"><span class="decl_kind">def</span></div>',
+        header("def", "f").replace("</span><span", "<span", 1),
+        header("def", "f").replace('<div class="decl_type">', '<div class="other">'),
+        header("def", "f").replace("<span class=\"decl_args\"> :</span>", ""),
+        header("def", "f") + "<p>",
+    ],
+    ids=["empty", "no-name-no-type", "unbalanced", "no-type", "no-colon", "trailing-tag"],
+)
+def test_malformed_headers_are_rejected(html: str) -> None:
+    with pytest.raises(HeaderSyntaxError):
+        parse_header(html)
+
+
+# --- kind mapping and record fields -------------------------------------------------------
+
+KIND_CASES = [
+    # (doc-gen4 kind, decl_kind text, name, kernel kind, flags that are true)
+    ("theorem", "theorem", "T.thm", "theorem", set()),
+    ("def", "def", "T.d", "definition", set()),
+    ("def", "noncomputable abbrev", "T.ab", "definition", set()),
+    ("def", "unsafe def", "T.ud", "definition", {"is_unsafe"}),
+    ("instance", "instance", "T.inst", "definition", {"is_instance"}),
+    ("instance", "unsafe noncomputable instance", "T.uinst", "definition", {"is_instance", "is_unsafe"}),
+    ("structure", "structure", "T.S", "inductive", {"is_structure"}),
+    ("class", "class", "T.C", "inductive", {"is_class", "is_structure"}),
+    ("class", "class inductive", "T.CI", "inductive", {"is_class"}),
+    ("inductive", "inductive", "T.I", "inductive", set()),
+    ("inductive", "unsafe inductive", "T.U", "inductive", {"is_unsafe"}),
+    ("ctor", "constructor", "T.I.mk", "constructor", set()),
+    ("ctor", "constructor", "T.U.mk", "constructor", {"is_unsafe"}),
+    ("opaque", "opaque", "T.op", "opaque", set()),
+    ("opaque", "partial def", "T.pd", "opaque", set()),
+    ("opaque", "unsafe opaque", "T.uop", "opaque", {"is_unsafe"}),
+    ("opaque", "opaque", "Quot.lift", "quotient", set()),
+    ("axiom", "axiom", "T.ax", "axiom", set()),
+    ("axiom", "unsafe axiom", "T.uax", "axiom", {"is_unsafe"}),
+]
+FLAGS = ("is_private", "is_internal", "is_instance", "is_class", "is_structure", "is_unsafe", "is_deprecated")
+
+
+def test_kind_mapping_and_flags() -> None:
+    records = convert_one("T", [declaration(name, kind, kind_text) for kind, kind_text, name, _, _ in KIND_CASES])
+    by_name = {r.name: r for r in records}
+    for _, _, name, kernel_kind, flags in KIND_CASES:
+        record = by_name[name]
+        assert record.kind.value == kernel_kind, name
+        assert {flag for flag in FLAGS if getattr(record, flag)} == flags, name
+
+
+def test_record_fields() -> None:
+    binders = [f"(n : {link('Nat')})"]
+    type_html = f'<span class="fn">n</span> {link("Eq", "=")} <span class="fn">n</span>'
+    records = convert_one(
+        "Init.M",
+        [
+            declaration("Nat.«term_≠_».x", doc="Docs.\n", lines=(3, 7), head=header("theorem", "Nat.x", binders, type_html)),
+            declaration("Nat.y", doc=""),
+        ],
+    )
+    first, second = records
+    assert first.components == ["Nat", "term_≠_", "x"]
+    assert first.type == "(n : Nat) : n = n"
+    assert first.type_constants == ["Eq", "Nat"]
+    assert first.doc == "Docs.\n"
+    assert first.module == "Init.M"
+    assert first.range is not None
+    assert (first.range.start.line, first.range.end.line, first.range.start.column, first.range.end.column) == (3, 7, None, None)
+    assert first.level_params == []
+    assert second.doc is None
+
+
+# --- malformed files: one fault each ------------------------------------------------------
+
+
+def _without_source_link() -> bytes:
+    data = json.loads(module_json("T", [declaration("T.a")]))
+    del data["declarations"][0]["info"]["sourceLink"]
+    return json.dumps(data).encode()
+
+
+MALFORMED = [
+    ("bad-json", b'{"name": "T", "imports": [], "declarations": [', "not a doc-gen4 declaration file"),
+    ("unknown-kind", module_json("T", [declaration("T.a", kind="macro")]), "unknown kind 'macro'"),
+    ("missing-field", _without_source_link(), "declarations[0].info.sourceLink: Field required"),
+    ("wrong-type", module_json("T", [{**declaration("T.a"), "header": 3}]), "declarations[0].header"),
+    ("module-mismatch", module_json("Other", [declaration("T.a")]), "describes module 'Other'"),
+    ("kind-text-mismatch", module_json("T", [declaration("T.a", "theorem", "def")]), "does not fit kind 'theorem'"),
+    ("bad-name", module_json("T", [declaration("T.«a", head=header("theorem", "T.a"))]), "not a Lean name"),
+    ("bad-header", module_json("T", [declaration("T.a", head="<div>")]), "unreadable header"),
+    ("no-line-range", module_json("T", [{**declaration("T.a"), "info": {**declaration("T.a")["info"], "sourceLink": "x.lean"}}]), "no #L<start>-L<end>"),
+    ("line-disagrees", module_json("T", [{**declaration("T.a"), "info": {**declaration("T.a")["info"], "line": 99}}]), "disagree with line 99"),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED])
+def test_malformed_file_is_an_error_naming_the_file(tmp_path: Path, data: bytes, message: str) -> None:
+    write_module(tmp_path / "in", "Good", [declaration("Good.a")])
+    (tmp_path / "in" / "declaration-data-T.bmp").write_bytes(data)
+    with pytest.raises(LeanIndexError) as caught:
+        collect_docgen(tmp_path / "in")
+    assert caught.value.code == ErrorCode.INVALID_STREAM
+    assert caught.value.message.startswith("declaration-data-T.bmp: ")
+    assert message in caught.value.message
+    assert caught.value.details["file"] == "declaration-data-T.bmp"
+
+
+def test_failed_import_leaves_the_earlier_catalog_as_it_was(tmp_path: Path) -> None:
+    good = tmp_path / "good"
+    write_module(good, "A", [declaration("A.x")])
+    import_docgen(good, tmp_path / "root", "t")
+    paths = CatalogPaths.of(tmp_path / "root", "t")
+    manifest_before = paths.manifest.read_bytes()
+    target_before = paths.catalog_dir.resolve()
+    bad = tmp_path / "bad"
+    write_module(bad, "A", [declaration("A.x"), declaration("A.y", kind="macro")])
+    with pytest.raises(LeanIndexError):
+        import_docgen(bad, tmp_path / "root", "t")
+    assert paths.manifest.read_bytes() == manifest_before
+    assert paths.catalog_dir.resolve() == target_before
+    assert verify_catalog(paths).catalog.declaration_count == 1
+
+
+# --- duplicates, commits, imports ---------------------------------------------------------
+
+
+def test_same_theorem_in_two_modules_is_merged_keeping_the_first_module(tmp_path: Path) -> None:
+    write_module(tmp_path, "B", [declaration("Dup.thm", lines=(5, 6)), declaration("B.other")])
+    write_module(tmp_path, "A", [declaration("Dup.thm", lines=(30, 31))])
+    collection = collect_docgen(tmp_path)
+    assert collection.declarations_read == 3
+    assert len(collection.lines) == 2
+    assert [(m.name, m.kept_module, m.dropped_module) for m in collection.merged] == [("Dup.thm", "A", "B")]
+    kept = json.loads(next(line for line in collection.lines if b'"Dup.thm"' in line))
+    assert (kept["module"], kept["range"]["start"]["line"]) == ("A", 30)
+    header_record = HeaderRecord.model_validate_json(next(docgen_stream(collection)))
+    assert "module" in header_record.approximate_fields
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (declaration("Dup.d", "def"), declaration("Dup.d", "def")),
+        (declaration("Dup.t"), declaration("Dup.t", head=header("theorem", "Dup.t", type_html=link("True")))),
+    ],
+    ids=["definition-twice", "theorem-with-another-type"],
+)
+def test_other_duplicates_are_errors_naming_both_files(tmp_path: Path, first: dict, second: dict) -> None:
+    write_module(tmp_path, "A", [first])
+    write_module(tmp_path, "B", [second])
+    with pytest.raises(LeanIndexError) as caught:
+        collect_docgen(tmp_path)
+    assert caught.value.code == ErrorCode.INVALID_STREAM
+    assert "declaration-data-A.bmp" in caught.value.message and "declaration-data-B.bmp" in caught.value.message
+
+
+def test_one_repository_at_two_commits_is_an_error(tmp_path: Path) -> None:
+    write_module(tmp_path, "A", [declaration("A.x")])
+    write_module(tmp_path, "B", [declaration("B.x", source="https://github.com/leanprover/lean4/blob/0123456789abcdef/src/B.lean")])
+    with pytest.raises(LeanIndexError, match="2 commits of leanprover/lean4"):
+        collect_docgen(tmp_path)
+
+
+def test_stream_header_names_the_source_commits_roots_and_approximations(tmp_path: Path) -> None:
+    mathlib = f"https://github.com/leanprover-community/mathlib4/blob/{MATHLIB_COMMIT}/Mathlib/X.lean"
+    write_module(tmp_path, "Mathlib.X", [declaration("X.thm", source=mathlib)], imports=["Init.Core"])
+    write_module(tmp_path, "Init.Core", [declaration("Init.thm")])
+    write_module(tmp_path, "Extra", [declaration("Extra.thm")])
+    collection = collect_docgen(tmp_path)
+    lines = list(docgen_stream(collection))
+    head = HeaderRecord.model_validate_json(lines[0])
+    assert head.extractor.name == "leanindex-docgen-import"
+    assert (head.lean.version, head.lean.githash) == ("unknown", LEAN_COMMIT)
+    assert head.imports == ["Extra", "Mathlib.X"]
+    assert head.modules == ["Extra", "Init.Core", "Mathlib.X"]
+    assert head.source_commits == {"leanprover-community/mathlib4": MATHLIB_COMMIT, "leanprover/lean4": LEAN_COMMIT}
+    assert {"type", "type_constants", "range", "is_private", "is_internal", "level_params"} <= set(head.approximate_fields)
+    assert "module" not in head.approximate_fields
+    assert json.loads(lines[-1]) == {"record": "footer", "count": 3}
+    assert HeaderRecord.model_validate_json(next(docgen_stream(collection, "v4.19.0"))).lean.version == "v4.19.0"
+
+    result = import_docgen(tmp_path, tmp_path / "root", "m")
+    manifest = read_manifest(CatalogPaths.of(tmp_path / "root", "m").manifest)
+    assert manifest == result.manifest
+    assert manifest.source.kind == "doc-gen4"
+    assert manifest.mathlib_commit == MATHLIB_COMMIT
+    assert manifest.source.commits == head.source_commits
+    assert manifest.source.approximate_fields == head.approximate_fields
+
+
+def test_records_are_built_in_name_lt_order(tmp_path: Path) -> None:
+    # Name.lt compares from the last component: a numeric one sorts before a string one, then
+    # the name whose components run out first (`zz` before `a.b`), then components root first.
+    write_module(tmp_path, "A", [declaration(n) for n in ("a.b", "zz", "a.x", "a.1")])
+    result = import_docgen(tmp_path, tmp_path / "root", "o")
+    table = pq.read_table(CatalogPaths.of(tmp_path / "root", "o").catalog_dir / "declarations.parquet", columns=["pos", "name"])
+    assert table.column("pos").to_pylist() == [0, 1, 2, 3]
+    assert table.column("name").to_pylist() == ["a.1", "zz", "a.b", "a.x"]
+    assert result.manifest.catalog.declaration_count == 4
+
+
+# --- inputs: folders and archives ---------------------------------------------------------
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+def test_archive_is_read_like_the_folder_ignoring_bookkeeping(tmp_path: Path) -> None:
+    folder = tmp_path / "doc-data"
+    write_module(folder, "A", [declaration("A.x")], imports=["B"])
+    write_module(folder, "B", [declaration("B.x"), declaration("B.y", "def")])
+    (folder / "declaration-data-A.bmp.hash").write_text("123")
+    (folder / "declaration-data-A.bmp.trace").write_text("{}")
+    (folder / "README.md").write_text("notes")
+    archive = tmp_path / "doc-data.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        _add(tar, "./declaration-data-A.bmp", (folder / "declaration-data-A.bmp").read_bytes())
+        _add(tar, "./declaration-data-A.bmp.hash", b"123")
+        _add(tar, "./declaration-data-A.bmp.trace", b"not json")
+        _add(tar, "sub/declaration-data-B.bmp", (folder / "declaration-data-B.bmp").read_bytes())
+    from_folder, from_archive = collect_docgen(folder), collect_docgen(archive)
+    assert from_archive.lines == from_folder.lines
+    assert (from_archive.modules, from_archive.imports, from_archive.files) == (["A", "B"], ["A"], 2)
+
+
+def test_two_files_for_one_module_are_an_error(tmp_path: Path) -> None:
+    data = module_json("A", [declaration("A.x")])
+    archive = tmp_path / "twice.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        _add(tar, "one/declaration-data-A.bmp", data)
+        _add(tar, "two/declaration-data-A.bmp", data)
+    with pytest.raises(LeanIndexError, match="already read"):
+        collect_docgen(archive)
+
+
+def _missing(folder: Path) -> Path:
+    return folder / "missing"
+
+
+def _plain_file(folder: Path) -> Path:
+    (folder / "file.json").write_text("{}")
+    return folder / "file.json"
+
+
+def _empty_folder(folder: Path) -> Path:
+    (folder / "empty").mkdir()
+    (folder / "empty" / "declaration-data-A.bmp.hash").write_text("1")
+    return folder / "empty"
+
+
+def _corrupt_archive(folder: Path) -> Path:
+    (folder / "junk.tar.xz").write_bytes(b"\xfd7zXZ\x00 not really xz")
+    return folder / "junk.tar.xz"
+
+
+@pytest.mark.parametrize(
+    ("make", "code"),
+    [
+        (_missing, ErrorCode.INVALID_REQUEST),
+        (_plain_file, ErrorCode.INVALID_REQUEST),
+        (_empty_folder, ErrorCode.INVALID_STREAM),
+        (_corrupt_archive, ErrorCode.INVALID_STREAM),
+    ],
+    ids=["missing", "not-folder-or-archive", "no-declaration-files", "corrupt-archive"],
+)
+def test_unusable_inputs(tmp_path: Path, make, code: ErrorCode) -> None:
+    with pytest.raises(LeanIndexError) as caught:
+        collect_docgen(make(tmp_path))
+    assert caught.value.code == code
+
+
+# --- the command line ---------------------------------------------------------------------
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "leanindex", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_import_docgen_json_and_errors(tmp_path: Path) -> None:
+    write_module(tmp_path / "in", "A", [declaration("A.x"), declaration("A.y", "instance")])
+    done = _cli("catalog", "import-docgen", str(tmp_path / "in"), "--profile", "Docs", "--root", str(tmp_path / "root"), "--lean-version", "v4.33.0", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["files"] == 1 and result["declarations_read"] == 2 and result["merged"] == []
+    assert result["manifest"]["profile"] == "docs"
+    assert result["manifest"]["source"]["kind"] == "doc-gen4"
+    assert result["manifest"]["lean"] == {"version": "v4.33.0", "githash": LEAN_COMMIT}
+    assert done.stderr == ""  # not a terminal: no progress bar
+
+    write_module(tmp_path / "bad", "A", [declaration("A.x", kind="macro")])
+    failed = _cli("catalog", "import-docgen", str(tmp_path / "bad"), "--profile", "docs", "--root", str(tmp_path / "root"), "--json")
+    assert failed.returncode == EXIT_STATUS[ErrorCode.INVALID_STREAM]
+    assert json.loads(failed.stdout)["error"]["code"] == "invalid_stream"
+    readable = _cli("catalog", "import-docgen", str(tmp_path / "bad"), "--profile", "docs", "--root", str(tmp_path / "root"))
+    assert readable.returncode == EXIT_STATUS[ErrorCode.INVALID_STREAM]
+    assert "declaration-data-A.bmp" in readable.stderr and "unknown kind 'macro'" in readable.stderr
+    assert verify_catalog(CatalogPaths.of(tmp_path / "root", "docs")).catalog.declaration_count == 2
