@@ -231,7 +231,7 @@ def test_bad_profile_id_is_invalid_request(tmp_path: Path, profile: str) -> None
 def test_missing_input_file_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["catalog", "build", "--input", str(tmp_path / "absent.ndjson"), "--profile", "core", "--root", str(tmp_path / "root")])
     assert result.exit_code == 2, result.output  # a usage error, not a crash
-    assert "No such file" in result.stderr
+    assert "does not exist" in result.stderr
     assert not (tmp_path / "root").exists()
 
 

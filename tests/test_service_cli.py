@@ -20,7 +20,6 @@ from service_support import free_port, sample_root  # noqa: F401  (fixture)
 
 from leanindex.cli import main
 
-API_DIR = Path(__file__).resolve().parents[1] / "api"
 
 
 def test_serve_reads_the_token_and_serves_http_and_mcp(sample_root: Path) -> None:
@@ -59,14 +58,3 @@ def test_serve_reads_the_token_and_serves_http_and_mcp(sample_root: Path) -> Non
     access = [json.loads(line) for line in stderr.decode().splitlines() if '"request_id"' in line]
     seen = {(a["path"], a["route"], a["status"]) for a in access}
     assert seen >= {("/v1/environments", "-", 401), ("/v1/environments", "/v1/environments", 200), ("/mcp", "/mcp", 200)}
-
-
-def test_api_export_check(tmp_path: Path) -> None:
-    runner = CliRunner()
-    assert runner.invoke(main, ["api", "export", "--check", "--dir", str(API_DIR)]).exit_code == 0
-    written = runner.invoke(main, ["api", "export", "--dir", str(tmp_path)])
-    assert written.exit_code == 0 and (tmp_path / "openapi.json").read_text() == (API_DIR / "openapi.json").read_text()
-    (tmp_path / "openapi.json").write_text("{}\n")
-    stale = runner.invoke(main, ["api", "export", "--check", "--dir", str(tmp_path)])
-    assert stale.exit_code == 1
-    assert (tmp_path / "openapi.json").read_text() == "{}\n"
