@@ -82,7 +82,7 @@ def _import_child(root: str, profile: str, archive: str, out: multiprocessing.Qu
     from leanindex.docgen import import_docgen
 
     start = time.perf_counter()
-    manifest = import_docgen(Path(archive), root, profile)
+    manifest = import_docgen(Path(archive), root, profile).manifest
     out.put({"seconds": time.perf_counter() - start, "count": manifest.catalog.declaration_count, "peak_rss_mb": _peak_rss_mb()})
 
 

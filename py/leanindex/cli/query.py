@@ -35,7 +35,9 @@ def render_search(response: SearchResponse) -> None:
 
 def render_inspect(response: InspectResponse) -> None:
     """A readable card of one declaration, for people."""
-    stdout.print(f"[bold]{response.name}[/bold] : {response.type}")
+    # The type goes on its own line: doc-gen4 catalogs keep binders before the colon.
+    stdout.print(f"[bold]{response.name}[/bold]")
+    stdout.print(f"  {response.type}", markup=False)
     stdout.print(f"kind {response.kind.value} · module {response.module or '—'} · {response.environment} {response.lean_version or ''}")
     if response.range:
         stdout.print(f"lines {response.range.start.line}-{response.range.end.line}")
