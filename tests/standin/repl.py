@@ -9,7 +9,9 @@ line, a response is a JSON object followed by a blank line. Answers come from, i
    response; environment ids are renumbered consistently, and a request in an environment that
    came from a recording first looks for the recorded follow-up of that environment);
 2. scripted responses (`scripted.py`, clearly separate, never recorded Lean output) for what the
-   recordings lack: info trees on some commands, forbidden commands, `#print axioms` answers;
+   recordings lack: info trees on some commands (a scripted command with an info tree is preferred
+   over a recording without one when the request asks for the info tree), forbidden commands,
+   `#print axioms` answers;
 3. fault behaviours triggered by a comment line in the command: `-- standin: sleep`,
    `-- standin: exit-mid-response`, `-- standin: garbage`, `-- standin: grow <MiB>`.
 
@@ -97,7 +99,7 @@ class StandIn:
         if cmd.startswith("import ") and settings.get("header_fails"):
             return {**scripted.failed_import(cmd), "env": self.new_env(None)}
         recorded = self.recorded(cmd, env, request.get("infotree"))
-        if recorded is not None:
+        if recorded is not None and not ("infotree" not in recorded and request.get("infotree") and cmd in scripted.COMMANDS):
             return recorded
         answer = scripted.respond(cmd)
         if answer is None:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import functools
 import os
+import ctypes
+import ctypes.util
 import resource
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -19,6 +22,9 @@ from pathlib import Path
 
 from .config import CheckerConfig
 from .models import Isolation
+
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if os.uname().sysname == "Linux" else None
 
 #: Variables passed through to the REPL unchanged when set (elan and lake need them to find
 #: toolchains; nothing else of the caller's environment reaches Lean).
@@ -55,11 +61,15 @@ class Sandbox:
     rlimits: dict[str, int] = field(default_factory=dict)
 
     def preexec(self) -> None:
-        """Set the resource limits in the child between fork and exec (inherited by `lake`,
-        the REPL and anything they start)."""
+        """In the child between fork and exec: set the resource limits (inherited by `lake`,
+        the REPL and anything they start) and ask Linux to SIGKILL the child when the thread
+        that started it dies, so a checker killed without cleanup leaves no REPL behind
+        (`unshare --kill-child` then takes the REPL with it)."""
         for name, value in self.rlimits.items():
             kind = getattr(resource, name)
             resource.setrlimit(kind, (value, value))
+        if _LIBC is not None:
+            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
     def describe(self) -> Isolation:
         """What applied, for the response."""

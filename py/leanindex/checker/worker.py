@@ -215,7 +215,7 @@ class Worker:
             self.close()
             raise LeanIndexError(ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s", {"timeout_s": budget})
         try:
-            response = self.server.run(command, timeout=remaining)
+            response = self._run_lenient(command, remaining)
         except TimeoutError:
             self.close()
             raise LeanIndexError(
@@ -238,11 +238,35 @@ class Worker:
             raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL refused the command: {response.message}", {})
         return response
 
+    def _run_lenient(self, command: Command, timeout: float) -> CommandResponse | LeanError:
+        """`LeanServer.run` for a `Command`, except that info-tree command nodes without an
+        elaborator are accepted: the REPL writes `"elaborator": null` for them
+        (`CommandInfo.toJson`), which lean-interact's `CommandNode` model refuses."""
+        assert self.server is not None
+        request = self.server._augment_request(command)
+        raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=timeout)
+        if set(raw) == {"message"}:
+            return LeanError.model_validate(raw)
+        _fill_elaborators(raw.get("infotree") or [])
+        return CommandResponse.model_validate(raw)
+
     def close(self) -> None:
         """Kill the REPL's process group (idempotent)."""
         server, self.server = self.server, None
         if server is not None:
             server.kill()
+
+
+def _fill_elaborators(trees: list) -> None:
+    stack = list(trees)
+    while stack:
+        tree = stack.pop()
+        if not isinstance(tree, dict):
+            continue
+        node = tree.get("node")
+        if tree.get("kind") == "CommandInfo" and isinstance(node, dict) and node.get("elaborator") is None:
+            node["elaborator"] = ""
+        stack.extend(tree.get("children") or [])
 
 
 def _short(error: BaseException, limit: int = 300) -> str:

@@ -20,7 +20,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import catalog, demo, query  # noqa: F401  (each module adds its commands to `main`)
+    from . import catalog, check, demo, query  # noqa: F401  (each module adds its commands to `main`)
 
 
 _register()
