@@ -144,7 +144,7 @@ class Worker:
         try:
             response = self.server.run(Command(cmd=header), timeout=self.config.header_timeout_s)
         except Exception as error:  # every failure of the header is a failed start
-            tail = self.server.stderr_tail()
+            tail = self._stderr_tail()
             self.close()
             raise LeanIndexError(
                 ErrorCode.BACKEND_ERROR,
@@ -222,17 +222,15 @@ class Worker:
                 ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s; its REPL was killed", {"timeout_s": budget}
             ) from None
         except (json.JSONDecodeError, ValidationError) as error:
-            tail = self.server.stderr_tail()
+            tail = self._stderr_tail()
             self.close()
             raise LeanIndexError(
                 ErrorCode.BACKEND_ERROR, f"the REPL answered something that is not a REPL response: {_short(error)}", {"stderr": tail}
             ) from None
-        except (ConnectionAbortedError, ChildProcessError, BrokenPipeError, OSError, AssertionError) as error:
-            tail = self.server.stderr_tail() if self.server else ""
+        except Exception as error:  # a dead or closed REPL surfaces as several exception types
+            tail = self._stderr_tail()
             self.close()
-            raise LeanIndexError(
-                ErrorCode.BACKEND_ERROR, f"the REPL stopped: {_short(error)}", {"stderr": tail}
-            ) from None
+            raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL stopped: {_short(error)}", {"stderr": tail}) from None
         if isinstance(response, LeanError):
             self.close()
             raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL refused the command: {response.message}", {})
@@ -249,6 +247,10 @@ class Worker:
             return LeanError.model_validate(raw)
         _fill_elaborators(raw.get("infotree") or [])
         return CommandResponse.model_validate(raw)
+
+    def _stderr_tail(self) -> str:
+        server = self.server
+        return server.stderr_tail() if server is not None else ""
 
     def close(self) -> None:
         """Kill the REPL's process group (idempotent)."""
