@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py"))
 
 from leanindex.engine import Engine  # noqa: E402
 from leanindex.models import InspectRequest, SearchRequest  # noqa: E402
+from leanindex.names import parse_name  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "search.json"
 
@@ -117,7 +118,7 @@ class Baseline:
     """Brute force over the canonical Parquet table with pyarrow compute (no index)."""
 
     def __init__(self, parquet: Path):
-        table = pq.read_table(parquet, columns=["name", "components", "kind", "module", "type_constants", "is_private", "is_internal"])
+        table = pq.read_table(parquet, columns=["name", "kind", "module", "type_constants", "is_private", "is_internal"])
         self.names = table["name"].combine_chunks()
         self.kinds = table["kind"].combine_chunks()
         self.modules = table["module"].combine_chunks()
@@ -125,7 +126,7 @@ class Baseline:
         self.flat = pc.list_flatten(self.constants)
         self.parents = pc.list_parent_indices(self.constants).to_numpy()
         self.hidden = pc.or_(table["is_private"], table["is_internal"]).combine_chunks().to_numpy(zero_copy_only=False)
-        self.components = [json.loads(c) for c in table["components"].to_pylist()]
+        self.components = [parse_name(n) for n in table["name"].to_pylist()]
 
     def count(self, request: SearchRequest) -> int:
         mask = np.ones(len(self.names), dtype=bool)
@@ -144,7 +145,7 @@ class Baseline:
                 m |= pc.fill_null(pc.or_(pc.equal(self.modules, p), pc.starts_with(self.modules, p + ".")), False).to_numpy(zero_copy_only=False)
             mask &= m
         if request.namespace_prefixes:
-            prefixes = [tuple(p.split(".")) for p in request.namespace_prefixes]
+            prefixes = [parse_name(p) for p in request.namespace_prefixes]
             candidates = np.flatnonzero(mask)
             keep = [i for i in candidates if any(len(self.components[i]) > len(p) and tuple(self.components[i][: len(p)]) == p for p in prefixes)]
             mask = np.zeros(len(self.names), dtype=bool)
@@ -246,6 +247,11 @@ def _time_classes(engine: Engine, profile: str, classes: dict[str, list[SearchRe
     return out
 
 
+def engine_count(root: Path, profile: str) -> int:
+    """Declarations in a built catalog, from its manifest."""
+    return json.loads((root / "manifests" / f"{profile}.json").read_text())["catalog"]["declaration_count"]
+
+
 def _print(title: str, results: dict) -> None:
     print(f"\n== {title}")
     print(f"{'class':22} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'base p50':>9} {'ratio':>7} {'matches':>8}")
@@ -263,14 +269,16 @@ def main() -> None:
     parser.add_argument("--baseline-sample", type=int, default=15)
     parser.add_argument("--mathlib-archive", type=Path)
     parser.add_argument("--work", type=Path, help="Keep the built catalogs here (default: a temporary folder).")
+    parser.add_argument("--reuse", action="store_true", help="With --work: reuse the synthetic catalog built there by an earlier run (no build figures).")
     args = parser.parse_args()
     report: dict = {"machine": {"cpus": multiprocessing.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}}
     with tempfile.TemporaryDirectory(prefix="leanindex-bench-") as scratch:
         root = args.work or Path(scratch)
-        build = _build_piped(root, "synthetic", args.declarations)
-        build["records_per_second"] = build["count"] / build["seconds"]
-        report["build"] = build
-        print(f"build: {build['count']:,} records in {build['seconds']:.1f} s = {build['records_per_second']:,.0f} records/s, peak RSS {build['peak_rss_mb']:.0f} MB")
+        if not (args.reuse and (root / "manifests" / "synthetic.json").exists()):
+            build = _build_piped(root, "synthetic", args.declarations)
+            build["records_per_second"] = build["count"] / build["seconds"]
+            report["build"] = build
+            print(f"build: {build['count']:,} records in {build['seconds']:.1f} s = {build['records_per_second']:,.0f} records/s, peak RSS {build['peak_rss_mb']:.0f} MB")
         colds = [_in_child(_cold_child, str(root), "synthetic") for _ in range(5)]
         report["cold_start"] = {
             "engine_to_first_answer_ms": _percentiles([c["seconds"] * 1000 for c in colds]),
@@ -283,7 +291,7 @@ def main() -> None:
         report["serving_peak_rss_mb"] = _peak_rss_mb()
         engine.close()
         _time_baseline(Baseline(root / "catalog" / "synthetic" / "declarations.parquet"), classes, report["synthetic"], args.baseline_sample)
-        _print(f"synthetic catalog, {build['count']:,} declarations", report["synthetic"])
+        _print(f"synthetic catalog, {engine_count(root, 'synthetic'):,} declarations", report["synthetic"])
         print(f"serving process peak RSS (engine, all queries, before the baseline loads): {report['serving_peak_rss_mb']:.0f} MB")
         if args.mathlib_archive:
             imported = _in_child(_import_child, str(root), "mathlib", str(args.mathlib_archive))

@@ -1,0 +1,37 @@
+"""A bounded LRU of verdicts keyed by (environment digest, protection, code digest)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from .models import CheckResponse
+
+
+class VerdictCache:
+    """Thread-safe LRU of `CheckResponse`s; `capacity` 0 stores nothing. Only Lean verdicts are
+    stored, never tool failures (timeouts, dead REPLs, failed headers)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._entries: OrderedDict[tuple[str, bool, str], CheckResponse] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, bool, str]) -> CheckResponse | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, bool, str], response: CheckResponse) -> None:
+        if self.capacity == 0:
+            return
+        with self._lock:
+            self._entries[key] = response
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)

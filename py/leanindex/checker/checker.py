@@ -1,0 +1,225 @@
+"""`Checker`: the proof checker's library API, one warm pool per profile.
+
+    checker = Checker([CheckerConfig.for_profile(root, "CORE", project_dir=..., repl_dir=...)])
+    await checker.start()
+    response = await checker.check(CheckRequest(environment="CORE", code=text))
+    await checker.close()
+
+`check` is safe to call concurrently from one event loop; the HTTP and MCP adapters call it
+directly. `check_sync` runs start, one check and close on a private loop, for the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import hashlib
+import tempfile
+import time
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+from lean_interact import LeanREPLConfig, LocalProject
+
+from ..errors import ErrorCode, LeanIndexError
+from .cache import VerdictCache
+from .config import CheckerConfig
+from .header import parse_header, uncovered_imports
+from .isolation import make_sandbox
+from .models import CheckRequest, CheckResponse, Isolation, Timings
+from .pool import ProfilePool
+from .verdict import decide
+from .worker import RawCheck
+
+_LIVE: weakref.WeakSet[Checker] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_all_at_exit() -> None:
+    for checker in list(_LIVE):
+        checker.kill_now()
+
+
+def repl_config_for(config: CheckerConfig) -> LeanREPLConfig:
+    """lean-interact's configuration for `config`: the local, already built REPL and Lake
+    project (no download, no build), incremental reuse and parallel elaboration off so a verdict
+    does not depend on earlier checks, no lean-interact memory limit (the sandbox sets rlimits).
+
+    Raises `LeanIndexError(invalid_request)` when lean-interact rejects the paths (e.g. no
+    `lean-toolchain` in the project).
+    """
+    if not config.repl_binary.exists():
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"no built REPL at {config.repl_binary} (build it with `lake build` in {config.repl_dir})",
+            {"repl": str(config.repl_dir)},
+        )
+    try:
+        return LeanREPLConfig(
+            project=LocalProject(directory=str(config.project_dir), lake_path=str(config.lake_path), auto_build=False),
+            local_repl_path=str(config.repl_dir),
+            build_repl=False,
+            lake_path=str(config.lake_path),
+            cache_dir=Path(tempfile.gettempdir()) / "leanindex-lean-interact",
+            memory_hard_limit_mb=None,
+            enable_incremental_optimization=False,
+            enable_parallel_elaboration=False,
+        )
+    except (ValueError, RuntimeError) as error:
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"cannot use the Lean project or REPL: {error}", {}) from None
+
+
+class Checker:
+    """Checks Lean files against warm REPL pools, one per configured profile.
+
+    `check` raises `LeanIndexError` for tool failures and refusals, never for Lean rejecting
+    the code (that is a `rejected` verdict): `unknown_environment` (profile not configured),
+    `payload_too_large` (code over `max_code_bytes`), `header_mismatch` (imports outside the
+    profile, or `prelude`), `invalid_request` (timeout over the cap, malformed header), `busy`
+    (queue full), `timeout` (the REPL was killed and is being replaced), `backend_error` (REPL
+    crashed, answered garbage, or the profile's header does not elaborate).
+    """
+
+    def __init__(self, configs: CheckerConfig | Sequence[CheckerConfig]):
+        items = [configs] if isinstance(configs, CheckerConfig) else list(configs)
+        if not items:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, "no profile configured for the checker", {})
+        self.configs = {c.profile: c for c in items}
+        self._pools: dict[str, ProfilePool] = {}
+        self._caches = {c.profile: VerdictCache(c.cache_entries) for c in items}
+        self._isolation: dict[str, Isolation] = {}
+        self._toolchains: dict[str, str | None] = {}
+        _LIVE.add(self)
+
+    async def start(self) -> None:
+        """Start every profile's workers (header elaborated); raises the first failure."""
+        for profile, config in self.configs.items():
+            if profile in self._pools:
+                continue
+            repl_config = repl_config_for(config)
+            self._toolchains[profile] = repl_config.lean_version
+            probe = make_sandbox(config)
+            self._isolation[profile] = probe.describe()
+            probe.remove()
+            pool = ProfilePool(config, repl_config)
+            self._pools[profile] = pool
+            await pool.start()
+
+    def pool(self, environment: str) -> ProfilePool:
+        """The pool serving `environment` (any case); `unknown_environment` otherwise."""
+        profile = environment.lower()
+        pool = self._pools.get(profile)
+        if pool is None:
+            known = sorted(p.upper() for p in self.configs)
+            if profile in self.configs:
+                raise LeanIndexError(ErrorCode.BACKEND_ERROR, "the checker is not started", {})
+            raise LeanIndexError(
+                ErrorCode.UNKNOWN_ENVIRONMENT,
+                f"the checker does not serve {environment!r}; it serves {', '.join(known)}",
+                {"environment": environment, "known": known},
+            )
+        return pool
+
+    async def check(self, request: CheckRequest) -> CheckResponse:
+        """Check `request.code` against its profile's warm environment.
+
+        The awaiting task can be cancelled: a queued check leaves the queue; a running one
+        finishes in the background and releases its worker. See the class docstring for errors.
+        """
+        received = time.perf_counter()
+        pool = self.pool(request.environment)
+        config = pool.config
+        size = len(request.code.encode("utf-8"))
+        if size > config.max_code_bytes:
+            raise LeanIndexError(
+                ErrorCode.PAYLOAD_TOO_LARGE,
+                f"code is {size} bytes; the limit is {config.max_code_bytes}",
+                {"bytes": size, "limit": config.max_code_bytes},
+            )
+        header = parse_header(request.code)
+        if header.prelude:
+            raise LeanIndexError(ErrorCode.HEADER_MISMATCH, "`prelude` files cannot be checked against a profile", {})
+        outside = uncovered_imports(header.imports, config.imports)
+        if outside:
+            raise LeanIndexError(
+                ErrorCode.HEADER_MISMATCH,
+                f"imports not covered by {config.profile.upper()} ({', '.join(config.imports)}): {', '.join(outside)}",
+                {"uncovered": outside, "profile_imports": config.imports},
+            )
+        protect = not config.allow_unsafe_commands
+        digest = hashlib.sha256(request.code.encode("utf-8")).hexdigest()
+        key = (config.identity.environment_digest, protect, digest)
+        cache = self._caches[config.profile]
+        hit = cache.get(key)
+        if hit is not None:
+            total = (time.perf_counter() - received) * 1000
+            return hit.model_copy(update={"cached": True, "timings": Timings(queue_ms=0.0, check_ms=0.0, total_ms=total)})
+        timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
+        worker = await pool.acquire()
+        acquired = time.perf_counter()
+        raw: RawCheck = await pool.run(worker, worker.check, header.body, timeout_s)
+        response = self._respond(config, raw, protect, digest, queue_ms=(acquired - received) * 1000, received=received)
+        cache.put(key, response)
+        return response
+
+    def _respond(
+        self, config: CheckerConfig, raw: RawCheck, protect: bool, digest: str, *, queue_ms: float, received: float
+    ) -> CheckResponse:
+        decision = decide(
+            raw.response,
+            raw.forbidden,
+            raw.probe.axioms,
+            raw.probe.unanswered,
+            raw.found.examples,
+            protect,
+        )
+        if decision.verdict == "accepted" and not raw.has_infotree:
+            raise LeanIndexError(
+                ErrorCode.BACKEND_ERROR,
+                "the REPL returned no info tree, so forbidden commands could not be ruled out",
+                {"stage": "infotree"},
+            )
+        response = CheckResponse(
+            **config.identity.model_dump(),
+            verdict=decision.verdict,
+            reasons=decision.reasons,
+            diagnostics=decision.diagnostics,
+            sorries=decision.sorries,
+            axioms=raw.probe.axioms,
+            timings=Timings(queue_ms=queue_ms, check_ms=raw.check_ms, total_ms=0.0),
+            isolation=self._isolation[config.profile],
+            cached=False,
+            protected=protect,
+            lean_toolchain=self._toolchains.get(config.profile),
+            code_sha256=digest,
+        )
+        response.timings.total_ms = (time.perf_counter() - received) * 1000
+        return response
+
+    async def close(self) -> None:
+        """Stop every pool: waiting callers get `backend_error`, every REPL process group is killed."""
+        for pool in self._pools.values():
+            await pool.close()
+        self._pools.clear()
+
+    def kill_now(self) -> None:
+        """Kill every REPL process group synchronously (signal handlers, interpreter exit)."""
+        for pool in list(self._pools.values()):
+            pool.kill_now()
+
+    async def __aenter__(self) -> Checker:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def check_sync(self, request: CheckRequest) -> CheckResponse:
+        """Start, check once, close, on a private event loop (for the CLI)."""
+
+        async def once() -> CheckResponse:
+            async with self:
+                return await self.check(request)
+
+        return asyncio.run(once())

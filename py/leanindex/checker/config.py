@@ -1,0 +1,167 @@
+"""Checker configuration, one per profile, and where its facts come from.
+
+`CheckerConfig.for_profile(root, profile, ...)` reads `ROOT/manifests/<profile>.json` when it
+exists (imports and environment identity come from the manifest); otherwise the imports must
+be given and the identity fields are null apart from the profile id and a digest of the
+configuration's imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..catalog.layout import CatalogPaths
+from ..catalog.manifest import mathlib_commit_of, read_manifest
+from ..errors import ErrorCode, LeanIndexError
+from .models import MAX_TIMEOUT_S
+
+GIB = 1 << 30
+
+
+class Identity(BaseModel):
+    """The environment identity stamped on every response (see `EnvironmentIdentity`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    environment: str
+    environment_digest: str
+    lean_version: str | None = None
+    lean_commit: str | None = None
+    mathlib_commit: str | None = None
+
+
+class CheckerConfig(BaseModel):
+    """Everything a checker for one profile needs.
+
+    - `project_dir`: the Lake project whose `LEAN_PATH` resolves `imports` (holds `lean-toolchain`);
+    - `lake_path`: the `lake` executable the REPL is launched with (`lake env <repl>`);
+    - `repl_dir`: an already built REPL checkout (binary at `.lake/build/bin/repl`, the layout
+      lean-interact's `local_repl_path` expects);
+    - `imports`: the profile's header, elaborated once per worker;
+    - `workers`: warm REPLs kept per profile; `queue_size`: checks allowed to wait (then `busy`);
+    - `timeout_s` default per-check budget (max 300 s); `header_timeout_s` for elaborating the header;
+    - `max_code_bytes`: UTF-8 size cap of a submission (`payload_too_large`);
+    - `memory_limit_mb`: address-space limit (RLIMIT_AS) per REPL process; Mathlib needs about 9 GB;
+    - `cpu_limit_s`, `file_size_limit_mb`, `max_processes`: further rlimits (CPU seconds over a
+      worker's life, largest file it may write, processes/threads it may start);
+    - `recycle_after_checks` / `recycle_rss_mb`: retire a worker after that many checks or once its
+      resident size (whole process tree) exceeds that many MiB;
+    - `cache_entries`: size of the verdict LRU (0 disables it);
+    - `allow_unsafe_commands`: do not refuse verdict-forging commands (responses say `protected: false`);
+    - `network_isolation`: run REPLs in a new network (and PID) namespace via `unshare` when available.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    profile: str
+    identity: Identity
+    project_dir: Path
+    lake_path: Path = Path("lake")
+    repl_dir: Path
+    imports: Annotated[list[str], Field(min_length=1)]
+    workers: Annotated[int, Field(ge=1, le=64)] = 1
+    queue_size: Annotated[int, Field(ge=0, le=10_000)] = 16
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] = 60.0
+    header_timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    max_code_bytes: Annotated[int, Field(ge=1)] = 256 * 1024
+    memory_limit_mb: Annotated[int, Field(ge=64)] | None = 12 * 1024
+    cpu_limit_s: Annotated[int, Field(ge=1)] | None = 4 * 3600
+    file_size_limit_mb: Annotated[int, Field(ge=1)] | None = 64
+    max_processes: Annotated[int, Field(ge=1)] | None = 1024
+    recycle_after_checks: Annotated[int, Field(ge=1)] = 500
+    recycle_rss_mb: Annotated[int, Field(ge=16)] | None = 8 * 1024
+    cache_entries: Annotated[int, Field(ge=0)] = 1024
+    allow_unsafe_commands: bool = False
+    network_isolation: bool = True
+
+    @field_validator("imports")
+    @classmethod
+    def _module_names(cls, value: list[str]) -> list[str]:
+        for module in value:
+            if not module or any(not part for part in module.split(".")) or any(c.isspace() for c in module):
+                raise ValueError(f"invalid module name {module!r}")
+        return value
+
+    @property
+    def repl_binary(self) -> Path:
+        """Where lean-interact looks for the REPL executable inside `repl_dir`."""
+        return self.repl_dir / ".lake" / "build" / "bin" / "repl"
+
+    @classmethod
+    def for_profile(
+        cls,
+        root: str | Path,
+        profile: str,
+        *,
+        project_dir: str | Path,
+        repl_dir: str | Path,
+        lake_path: str | Path = "lake",
+        imports: list[str] | None = None,
+        **settings: object,
+    ) -> CheckerConfig:
+        """A config for `profile` under `root`.
+
+        With `ROOT/manifests/<profile>.json` present, the manifest gives the imports and the
+        identity (a given `imports` must then equal the manifest's); without it `imports` is
+        required. Raises `LeanIndexError`: `unknown_environment` (no manifest and no imports),
+        `invalid_request` (imports disagree with the manifest, bad profile id, missing paths),
+        `digest_mismatch`/`catalog_unavailable` from reading a broken manifest.
+        """
+        paths = CatalogPaths.of(root, profile)
+        if paths.manifest.exists():
+            manifest = read_manifest(paths.manifest)
+            if imports is not None and list(imports) != list(manifest.imports):
+                raise LeanIndexError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"imports {imports} differ from the manifest's {manifest.imports} for {profile.upper()}",
+                    {"imports": imports, "manifest_imports": manifest.imports},
+                )
+            identity = Identity(
+                environment=paths.profile.upper(),
+                environment_digest=manifest.environment_digest,
+                lean_version=manifest.lean.version,
+                lean_commit=manifest.lean.githash,
+                mathlib_commit=manifest.mathlib_commit or mathlib_commit_of(manifest.packages),
+            )
+            imports = list(manifest.imports)
+        elif imports:
+            digest = hashlib.sha256(("imports:" + "\n".join(imports)).encode()).hexdigest()
+            identity = Identity(environment=paths.profile.upper(), environment_digest=digest)
+        else:
+            raise LeanIndexError(
+                ErrorCode.UNKNOWN_ENVIRONMENT,
+                f"no manifest for {profile.upper()} under {paths.root} and no imports given",
+                {"environment": profile, "manifest": str(paths.manifest)},
+            )
+        project = Path(project_dir).resolve()
+        repl = Path(repl_dir).resolve()
+        for label, path in (("project", project), ("repl", repl)):
+            if not path.is_dir():
+                raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"{label} directory {path} does not exist", {label: str(path)})
+        lake = _resolve_executable(lake_path)
+        return cls(
+            profile=paths.profile,
+            identity=identity,
+            project_dir=project,
+            repl_dir=repl,
+            lake_path=lake,
+            imports=imports,
+            **settings,  # type: ignore[arg-type]
+        )
+
+
+def _resolve_executable(path: str | Path) -> Path:
+    """An absolute path to `path` (searched on PATH when it has no slash); `invalid_request` if absent."""
+    import shutil
+
+    text = str(path)
+    found = shutil.which(text) if os.sep not in text else (text if os.access(text, os.X_OK) else None)
+    if not found:
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"lake executable {text!r} not found", {"lake": text})
+    # Absolute but not symlink-resolved: elan's `lake` is a proxy that dispatches on its name.
+    return Path(found).absolute()

@@ -1,0 +1,276 @@
+"""One warm REPL: lean-interact's `LeanServer` launched inside a sandbox, with the profile's
+header elaborated once; runs a check (submission, then the axiom probe) synchronously.
+
+`IsolatedLeanServer` keeps lean-interact's protocol code (`run`, `_execute_cmd_in_repl`, the
+response models) and replaces only how the process is started and stopped: `lake -d <project>
+env <repl>` under `unshare`, with a scrubbed environment, a private working directory and HOME,
+resource limits, stderr to a file, and its own process group, killed whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+from lean_interact import Command, LeanREPLConfig, LeanServer
+from lean_interact.interface import CommandResponse, LeanError
+from pydantic import ValidationError
+
+from ..errors import ErrorCode, LeanIndexError
+from .config import CheckerConfig
+from .forbidden import ForbiddenUse, find_forbidden
+from .isolation import Sandbox, make_sandbox
+from .probe import ProbeResult, Survey, probe_command, read_probe, survey
+
+
+class IsolatedLeanServer(LeanServer):
+    """`LeanServer` whose REPL process runs in a `Sandbox` (see the module docstring)."""
+
+    def __init__(self, repl_config: LeanREPLConfig, checker_config: CheckerConfig):
+        self._checker_config = checker_config
+        self.sandbox: Sandbox | None = None
+        self.pgid: int | None = None
+        super().__init__(repl_config)
+
+    def start(self) -> None:
+        """Spawn the REPL (replaces `LeanServer.start`); raises `ChildProcessError` when it dies at once."""
+        config = self._checker_config
+        self.sandbox = make_sandbox(config)
+        argv = [
+            *self.sandbox.prefix,
+            str(config.lake_path),
+            "-d",
+            str(config.project_dir),
+            "env",
+            str(config.repl_binary),
+        ]
+        stderr = open(self.sandbox.workdir / "repl.stderr", "w")
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                cwd=self.sandbox.workdir,
+                env=self.sandbox.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                encoding="utf-8",
+                text=True,
+                bufsize=1,
+                start_new_session=True,
+                preexec_fn=self.sandbox.preexec,
+            )
+        finally:
+            stderr.close()
+        self.pgid = self._proc.pid
+        if not self.is_alive():
+            self.kill()
+            raise ChildProcessError("the REPL exited as soon as it started")
+
+    def stderr_tail(self, limit: int = 4000) -> str:
+        """The last `limit` characters the REPL wrote to stderr."""
+        if self.sandbox is None:
+            return ""
+        try:
+            return (self.sandbox.workdir / "repl.stderr").read_text(errors="replace")[-limit:]
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        """SIGKILL the REPL's whole process group, reap it, and remove its directory."""
+        proc = getattr(self, "_proc", None)
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    if stream:
+                        stream.close()
+                except OSError:
+                    pass
+            self._proc = None
+        sandbox = getattr(self, "sandbox", None)
+        if sandbox is not None:
+            sandbox.remove()
+
+
+@dataclass(frozen=True)
+class RawCheck:
+    """What one check produced, before the verdict: the submission's response, its forbidden
+    constructs and survey, the probe's answers, and the REPL time in ms."""
+
+    response: CommandResponse
+    forbidden: list[ForbiddenUse]
+    found: Survey
+    probe: ProbeResult
+    has_infotree: bool
+    check_ms: float
+
+
+class Worker:
+    """A REPL with the profile's header environment; not thread-safe (one check at a time)."""
+
+    def __init__(self, config: CheckerConfig, repl_config: LeanREPLConfig):
+        self.config = config
+        self._repl_config = repl_config
+        self.server: IsolatedLeanServer | None = None
+        self.header_env: int | None = None
+        self.checks = 0
+        self.tainted = False
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the REPL and elaborate the header (`import` of each profile import).
+
+        Raises `LeanIndexError(backend_error)` with `details.stage = "header"` when the REPL
+        cannot start or the header does not elaborate (the worker is then dead and never used).
+        """
+        try:
+            self.server = IsolatedLeanServer(self._repl_config, self.config)
+        except (ChildProcessError, OSError) as error:
+            raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"cannot start the REPL: {error}", {"stage": "start"}) from None
+        header = "\n".join(f"import {module}" for module in self.config.imports)
+        try:
+            response = self.server.run(Command(cmd=header), timeout=self.config.header_timeout_s)
+        except Exception as error:  # every failure of the header is a failed start
+            tail = self._stderr_tail()
+            self.close()
+            raise LeanIndexError(
+                ErrorCode.BACKEND_ERROR,
+                f"the header {header!r} did not elaborate: {type(error).__name__}: {error}",
+                {"stage": "header", "stderr": tail},
+            ) from None
+        errors = [m.data for m in getattr(response, "messages", []) if m.severity == "error"]
+        if isinstance(response, LeanError) or errors:
+            self.close()
+            raise LeanIndexError(
+                ErrorCode.BACKEND_ERROR,
+                f"the header {header!r} did not elaborate",
+                {"stage": "header", "errors": errors or [getattr(response, "message", "")]},
+            )
+        self.header_env = response.env
+
+    @property
+    def alive(self) -> bool:
+        return self.server is not None and self.server.is_alive()
+
+    def rss_mb(self) -> float:
+        """Resident size of the REPL's process tree in MiB (lean-interact's `get_memory_usage`)."""
+        return self.server.get_memory_usage() if self.server is not None else 0.0
+
+    def check(self, body: str, timeout_s: float) -> RawCheck:
+        """Run `body` in the header environment, then the axiom probe, within `timeout_s` overall.
+
+        Raises `LeanIndexError`: `timeout` (the process group was killed), `backend_error` (the
+        REPL died, answered garbage, refused the command, or the probe's answer was out of
+        sync); after either the worker is dead and must be replaced.
+        """
+        assert self.server is not None and self.header_env is not None
+        with self._lock:
+            self.checks += 1
+            started = time.perf_counter()
+            deadline = started + timeout_s
+            response = self._run(Command(cmd=body, env=self.header_env, infotree="full"), deadline, timeout_s)
+            trees = response.infotree or []
+            forbidden = find_forbidden(trees)
+            if forbidden:
+                # Elaboration-time code already ran in this process: never reuse it.
+                self.tainted = True
+            found = survey(trees)
+            nonce = secrets.randbelow(10**12) + 10**12
+            text, by_line = probe_command(found, nonce)
+            probe_response = self._run(Command(cmd=text, env=response.env), deadline, timeout_s)
+            probe = read_probe(probe_response, nonce, by_line)
+            if not probe.synced:
+                self.close()
+                raise LeanIndexError(
+                    ErrorCode.BACKEND_ERROR,
+                    "the REPL's answer to the axiom probe is out of sync; the worker was discarded",
+                    {"stage": "probe"},
+                )
+            return RawCheck(
+                response=response,
+                forbidden=forbidden,
+                found=found,
+                probe=probe,
+                has_infotree=response.infotree is not None,
+                check_ms=(time.perf_counter() - started) * 1000,
+            )
+
+    def _run(self, command: Command, deadline: float, budget: float) -> CommandResponse:
+        assert self.server is not None
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            self.close()
+            raise LeanIndexError(ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s", {"timeout_s": budget})
+        try:
+            response = self._run_lenient(command, remaining)
+        except TimeoutError:
+            self.close()
+            raise LeanIndexError(
+                ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s; its REPL was killed", {"timeout_s": budget}
+            ) from None
+        except (json.JSONDecodeError, ValidationError) as error:
+            tail = self._stderr_tail()
+            self.close()
+            raise LeanIndexError(
+                ErrorCode.BACKEND_ERROR, f"the REPL answered something that is not a REPL response: {_short(error)}", {"stderr": tail}
+            ) from None
+        except Exception as error:  # a dead or closed REPL surfaces as several exception types
+            tail = self._stderr_tail()
+            self.close()
+            raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL stopped: {_short(error)}", {"stderr": tail}) from None
+        if isinstance(response, LeanError):
+            self.close()
+            raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL refused the command: {response.message}", {})
+        return response
+
+    def _run_lenient(self, command: Command, timeout: float) -> CommandResponse | LeanError:
+        """`LeanServer.run` for a `Command`, except that info-tree command nodes without an
+        elaborator are accepted: the REPL writes `"elaborator": null` for them
+        (`CommandInfo.toJson`), which lean-interact's `CommandNode` model refuses."""
+        assert self.server is not None
+        request = self.server._augment_request(command)
+        raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=timeout)
+        if set(raw) == {"message"}:
+            return LeanError.model_validate(raw)
+        _fill_elaborators(raw.get("infotree") or [])
+        return CommandResponse.model_validate(raw)
+
+    def _stderr_tail(self) -> str:
+        server = self.server
+        return server.stderr_tail() if server is not None else ""
+
+    def close(self) -> None:
+        """Kill the REPL's process group (idempotent)."""
+        server, self.server = self.server, None
+        if server is not None:
+            server.kill()
+
+
+def _fill_elaborators(trees: list) -> None:
+    stack = list(trees)
+    while stack:
+        tree = stack.pop()
+        if not isinstance(tree, dict):
+            continue
+        node = tree.get("node")
+        if tree.get("kind") == "CommandInfo" and isinstance(node, dict) and node.get("elaborator") is None:
+            node["elaborator"] = ""
+        stack.extend(tree.get("children") or [])
+
+
+def _short(error: BaseException, limit: int = 300) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text[:limit]

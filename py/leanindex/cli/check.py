@@ -1,0 +1,103 @@
+"""`leanindex check FILE|-`: Lean's verdict on a complete file, from a warm REPL of a profile.
+
+Exit status: 0 `accepted`, 12 `incomplete`, 13 `rejected` (Lean's verdicts, distinct so scripts
+can branch on them); a tool failure or refusal exits with its code's `EXIT_STATUS` (3 invalid
+request / header mismatch / payload too large, 4 unknown environment, 9 timeout, 10 busy,
+11 backend error); 2 is a usage error.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
+from ..checker.models import MAX_TIMEOUT_S, Verdict
+from . import main
+from .output import emit_json, handles_errors, json_option, root_option, stdout
+
+#: Exit status per verdict (tool failures use `leanindex.errors.EXIT_STATUS`).
+VERDICT_EXIT = {Verdict.ACCEPTED: 0, Verdict.INCOMPLETE: 12, Verdict.REJECTED: 13}
+
+
+def render(response: CheckResponse) -> None:
+    """Verdict, reasons, diagnostics, sorries and axioms, for people."""
+    colour = {"accepted": "green", "incomplete": "yellow", "rejected": "red"}[response.verdict.value]
+    cached = " (cached)" if response.cached else ""
+    unprotected = " · NOT PROTECTED (unsafe commands allowed)" if not response.protected else ""
+    stdout.print(
+        f"[bold {colour}]{response.verdict.value}[/]{cached} · {response.environment} · "
+        f"{response.timings.total_ms:.0f} ms{unprotected}"
+    )
+    for reason in response.reasons:
+        where = f" at {reason.start.line}:{reason.start.column}" if reason.start else ""
+        stdout.print(f"  {reason.code.value}{where}: {reason.message}", markup=False)
+    for d in response.diagnostics:
+        stdout.print(f"{d.start.line}:{d.start.column}: {d.severity}: {d.text}", markup=False)
+    for s in response.sorries:
+        where = f"{s.start.line}:{s.start.column}" if s.start else "?"
+        stdout.print(f"sorry at {where}: {s.goal}", markup=False)
+    for entry in response.axioms:
+        flagged = f"  flagged: {', '.join(entry.flagged)}" if entry.flagged else ""
+        stdout.print(f"axioms of {entry.name}: {', '.join(entry.axioms) or 'none'}{flagged}", markup=False)
+
+
+def _raise_on_term(signum: int, frame: object) -> None:
+    # Turn SIGTERM into SystemExit so the checker's close() kills every REPL process group.
+    raise SystemExit(128 + signum)
+
+
+@main.command()
+@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive).")
+@root_option
+@click.option("--project", "project_dir", type=click.Path(file_okay=False), default=".", show_default=True, help="Lake project whose LEAN_PATH resolves the profile's imports.")
+@click.option("--lake", "lake_path", default="lake", show_default=True, help="The lake executable that launches the REPL.")
+@click.option("--repl", "repl_dir", type=click.Path(file_okay=False), required=True, help="An already built REPL checkout (binary at .lake/build/bin/repl).")
+@click.option("--import", "imports", multiple=True, help="Profile import when ROOT has no manifest for it (repeatable).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT_S), default=None, help="Per-check timeout in seconds (default 60, max 300).")
+@click.option("--memory-limit-mb", type=click.IntRange(min=64), default=None, help="Address-space limit per REPL in MiB (default 12288).")
+@click.option("--allow-unsafe-commands", is_flag=True, help="Do not refuse commands that can forge a verdict (the answer says it is not protected).")
+@json_option
+@handles_errors()
+def check(
+    source: str,
+    environment: str,
+    root: str,
+    project_dir: str,
+    lake_path: str,
+    repl_dir: str,
+    imports: tuple[str, ...],
+    timeout_s: float | None,
+    memory_limit_mb: int | None,
+    allow_unsafe_commands: bool,
+    as_json: bool,
+) -> None:
+    """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL."""
+    code = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    settings: dict[str, object] = {"allow_unsafe_commands": allow_unsafe_commands, "cache_entries": 0}
+    if memory_limit_mb is not None:
+        settings["memory_limit_mb"] = memory_limit_mb
+    config = CheckerConfig.for_profile(
+        root,
+        environment,
+        project_dir=project_dir,
+        repl_dir=repl_dir,
+        lake_path=lake_path,
+        imports=list(imports) or None,
+        **settings,
+    )
+    request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s)
+    previous = signal.signal(signal.SIGTERM, _raise_on_term)
+    try:
+        response = Checker(config).check_sync(request)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if as_json:
+        emit_json(response)
+    else:
+        render(response)
+    raise SystemExit(VERDICT_EXIT[response.verdict])

@@ -1,0 +1,224 @@
+"""Scripted answers of the stand-in REPL: NOT recorded Lean output.
+
+They fill what the real recordings in ../shared/fixtures/repl-transcripts/ lack, in the REPL's
+real JSON shapes (REPL/JSON.lean and REPL/Lean/InfoTree/ToJson.lean of
+leanprover-community/repl; the node shapes copy the recorded `infotree_theorem` transcript):
+info trees for a few commands, forbidden commands, and `#print axioms` answers in the wording of
+Lean's `#print axioms` ("'N' depends on axioms: [...]" / "'N' does not depend on any axioms").
+The axioms listed for each scripted theorem are what Lean reports for such a proof: a `native_decide`
+proof on Lean >= 4.29 gets its own `<thm>._native.native_decide.ax_1_1` auxiliary axiom, a
+proof by a declared axiom depends on that axiom.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PROBE = re.compile(r"^#check \((\d+) : Nat\)$")
+_FAULT = re.compile(r"^-- standin: (sleep|exit-mid-response|garbage|grow)\s*(\S*)\s*$", re.M)
+
+
+def _pos(line: int, column: int) -> dict:
+    return {"line": line, "column": column}
+
+
+def _stx(pp: str, kind: str, arg_kinds: list[str], start: tuple[int, int], finish: tuple[int, int]) -> dict:
+    return {
+        "pp": pp,
+        "range": {"synthetic": False, "start": _pos(*start), "finish": _pos(*finish)},
+        "kind": kind,
+        "argKinds": arg_kinds,
+    }
+
+
+def command(pp, kind, elaborator, start, finish, arg_kinds=(), children=()) -> dict:
+    return {
+        "kind": "CommandInfo",
+        "node": {"stx": _stx(pp, kind, list(arg_kinds), start, finish), "elaborator": elaborator},
+        "children": list(children),
+    }
+
+
+def declaration(pp: str, decl_kind: str, name: str | None, start, finish) -> dict:
+    children = []
+    if name is not None:
+        line, column = start
+        name_start = (line, column + pp.index(name))
+        name_end = (line, name_start[1] + len(name))
+        children.append(
+            {
+                "kind": "TermInfo",
+                "node": {
+                    "stx": _stx(name, "Lean.Parser.Command.declId", ["ident", "null"], name_start, name_end),
+                    "isBinder": True,
+                    "expr": name,
+                    "elaborator": None,
+                },
+                "children": [],
+            }
+        )
+    return command(
+        pp,
+        "Lean.Parser.Command.declaration",
+        "Lean.Elab.Command.elabDeclaration",
+        start,
+        finish,
+        ["Lean.Parser.Command.declModifiers", f"Lean.Parser.Command.{decl_kind}"],
+        children,
+    )
+
+
+def eoi(cmd: str) -> dict:
+    lines = cmd.split("\n")
+    end = (len(lines), len(lines[-1]))
+    return command("", "Lean.Parser.Command.eoi", "Lean.Elab.Command.elabEoi", end, end, ["«»"])
+
+
+def _info(line: int, column: int, end_column: int, data: str, severity: str = "info") -> dict:
+    return {"severity": severity, "pos": _pos(line, column), "endPos": _pos(line, end_column), "data": data}
+
+
+def _with_eoi(cmd: str, trees: list[dict], messages: list[dict] | None = None) -> dict:
+    answer: dict = {"infotree": trees + [eoi(cmd)]}
+    if messages:
+        answer["messages"] = messages
+    return answer
+
+
+#: Scripted commands: code -> REPL answer without `env` (the stand-in adds it).
+COMMANDS: dict[str, dict] = {}
+
+
+def _script(cmd: str, trees: list[dict], messages: list[dict] | None = None) -> None:
+    COMMANDS[cmd] = _with_eoi(cmd, trees, messages)
+
+
+_script(
+    "#print List.cons",
+    [command("#print List.cons", "Lean.Parser.Command.print", "Lean.Elab.Command.elabPrint", (1, 0), (1, 16), ["#print", "ident"])],
+    # The message is the recorded one of the `options` transcript.
+    [_info(1, 0, 6, "constructor List.cons.{u} : {α : Type u} → α → List α → List α")],
+)
+_script(
+    "#eval 1 + 1",
+    [command("#eval 1 + 1", "Lean.Parser.Command.eval", "Lean.Elab.Command.elabEval", (1, 0), (1, 11), ["#eval", "«term_+_»"])],
+    [_info(1, 0, 5, "2")],
+)
+_script(
+    'theorem ok : True := trivial\nmacro "tt" : term => `(True.intro)',
+    [
+        declaration("theorem ok : True := trivial", "theorem", "ok", (1, 0), (1, 28)),
+        command('macro "tt" : term => `(True.intro)', "Lean.Parser.Command.macro", "Lean.Elab.Command.elabMacro", (2, 0), (2, 34)),
+    ],
+)
+_script(
+    "set_option debug.skipKernelTC true in\ntheorem t2 : 1 = 1 := rfl",
+    [
+        command(
+            "set_option debug.skipKernelTC true in\ntheorem t2 : 1 = 1 := rfl",
+            "Lean.Parser.Command.in",
+            None,
+            (1, 0),
+            (2, 25),
+            ["Lean.Parser.Command.set_option", "in", "Lean.Parser.Command.declaration"],
+            [
+                command(
+                    "set_option debug.skipKernelTC true",
+                    "Lean.Parser.Command.set_option",
+                    "Lean.Elab.Command.elabSetOption",
+                    (1, 0),
+                    (1, 34),
+                ),
+                declaration("theorem t2 : 1 = 1 := rfl", "theorem", "t2", (2, 0), (2, 25)),
+            ],
+        )
+    ],
+)
+_script(
+    "@[implemented_by id] def h : Nat := 0",
+    [declaration("@[implemented_by id] def h : Nat := 0", "definition", "h", (1, 0), (1, 37))],
+)
+_script(
+    "axiom cheat : False\ntheorem uses_cheat : 1 = 2 := cheat.elim",
+    [
+        declaration("axiom cheat : False", "axiom", "cheat", (1, 0), (1, 19)),
+        declaration("theorem uses_cheat : 1 = 2 := cheat.elim", "theorem", "uses_cheat", (2, 0), (2, 41)),
+    ],
+)
+_script(
+    "theorem big : 2 ^ 10 = 1024 := by native_decide",
+    [declaration("theorem big : 2 ^ 10 = 1024 := by native_decide", "theorem", "big", (1, 0), (1, 47))],
+)
+_script(
+    "theorem em' (p : Prop) : p ∨ ¬p := Classical.em p",
+    [declaration("theorem em' (p : Prop) : p ∨ ¬p := Classical.em p", "theorem", "em'", (1, 0), (1, 49))],
+)
+_script(
+    "namespace Foo\ntheorem bar : True := trivial\nend Foo",
+    [
+        command("namespace Foo", "Lean.Parser.Command.namespace", "Lean.Elab.Command.elabNamespace", (1, 0), (1, 13)),
+        declaration("theorem bar : True := trivial", "theorem", "bar", (2, 0), (2, 29)),
+        command("end Foo", "Lean.Parser.Command.end", "Lean.Elab.Command.elabEnd", (3, 0), (3, 7)),
+    ],
+)
+_script(
+    "example : 2 + 2 = 4 := rfl",
+    [declaration("example : 2 + 2 = 4 := rfl", "example", None, (1, 0), (1, 26))],
+)
+
+#: `#print axioms` answers: name at the declaration site -> (full name, axioms).
+AXIOMS: dict[str, tuple[str, list[str]]] = {
+    "show_p": ("show_p", []),
+    "ok": ("ok", []),
+    "t2": ("t2", []),
+    "h": ("h", []),
+    "cheat": ("cheat", ["cheat"]),
+    "uses_cheat": ("uses_cheat", ["cheat"]),
+    "big": ("big", ["big._native.native_decide.ax_1_1"]),
+    "em'": ("em'", ["propext", "Classical.choice", "Quot.sound"]),
+    "bar": ("Foo.bar", []),
+}
+
+
+def nonce_echo(cmd: str) -> list[dict]:
+    """The answer to the probe's first line `#check (N : Nat)`, as Lean prints it."""
+    first = cmd.split("\n", 1)[0]
+    match = _PROBE.match(first)
+    return [_info(1, 0, 6, f"{match.group(1)} : Nat")] if match else []
+
+
+def probe(cmd: str) -> dict | None:
+    """Answer the checker's axiom probe line by line; None when `cmd` is not a probe."""
+    if not _PROBE.match(cmd.split("\n", 1)[0]):
+        return None
+    messages = nonce_echo(cmd)
+    for number, line in enumerate(cmd.split("\n"), start=1):
+        if not line.startswith("#print axioms "):
+            continue
+        name = line[len("#print axioms ") :].strip()
+        if name not in AXIOMS:
+            messages.append(_info(number, 14, 14 + len(name), f"Unknown constant `{name}`", "error"))
+            continue
+        full, axioms = AXIOMS[name]
+        text = f"'{full}' depends on axioms: [{', '.join(axioms)}]" if axioms else f"'{full}' does not depend on any axioms"
+        messages.append(_info(number, 0, 13, text))
+    return {"messages": messages}
+
+
+def respond(cmd: str) -> dict | None:
+    """A scripted answer (without `env`), or None."""
+    return probe(cmd) or COMMANDS.get(cmd)
+
+
+def fault_of(cmd: str) -> tuple[str, str] | None:
+    match = _FAULT.search(cmd)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def failed_import(cmd: str) -> dict:
+    module = cmd.split("\n", 1)[0].split()[1]
+    return {
+        "messages": [
+            _info(1, 0, len(cmd.split("\n", 1)[0]), f"unknown module prefix '{module}'\n\nNo directory '{module}' or file '{module}.olean' in the search path entries:", "error")
+        ]
+    }
