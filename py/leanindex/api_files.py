@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .catalog.manifest import MANIFEST_SCHEMA, Manifest
+from .checker.models import CheckRequest, CheckResponse
 from .models import (
     EnvironmentsResponse,
     ErrorResponse,
@@ -78,8 +79,8 @@ def declarations_schema() -> str:
     )
 
 
-_REQUESTS: list[type[BaseModel]] = [SearchRequest, InspectRequest]
-_RESPONSES: list[type[BaseModel]] = [SearchResponse, InspectResponse, EnvironmentsResponse, ErrorResponse]
+_REQUESTS: list[type[BaseModel]] = [SearchRequest, InspectRequest, CheckRequest]
+_RESPONSES: list[type[BaseModel]] = [SearchResponse, InspectResponse, CheckResponse, EnvironmentsResponse, ErrorResponse]
 
 
 def models_schema() -> str:
@@ -93,7 +94,7 @@ def models_schema() -> str:
             "title": "leanindex request, response and error models",
             "version": "v1",
             "description": (
-                "Requests and responses of lean.declaration.search and lean.declaration.inspect, the "
+                "Requests and responses of lean.declaration.search, lean.declaration.inspect and lean.check, the "
                 "environment list, and the shared error object, as every surface (library, CLI, HTTP, MCP) "
                 "sends and accepts them."
             ),

@@ -23,6 +23,7 @@ class ErrorCode(StrEnum):
     PAYLOAD_TOO_LARGE = "payload_too_large"
     HEADER_MISMATCH = "header_mismatch"
     UNAUTHORIZED = "unauthorized"
+    CHECK_DISABLED = "check_disabled"
     TIMEOUT = "timeout"
     BUSY = "busy"
     BACKEND_ERROR = "backend_error"
@@ -39,6 +40,7 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.PAYLOAD_TOO_LARGE: 413,
     ErrorCode.HEADER_MISMATCH: 400,
     ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.CHECK_DISABLED: 404,
     ErrorCode.TIMEOUT: 504,
     ErrorCode.BUSY: 429,
     ErrorCode.BACKEND_ERROR: 502,
@@ -56,6 +58,7 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.PAYLOAD_TOO_LARGE: 3,
     ErrorCode.HEADER_MISMATCH: 3,
     ErrorCode.UNAUTHORIZED: 3,
+    ErrorCode.CHECK_DISABLED: 3,
     ErrorCode.TIMEOUT: 9,
     ErrorCode.BUSY: 10,
     ErrorCode.BACKEND_ERROR: 11,

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import anyio
 import click
 
+from ..checker import Checker, CheckerConfig
 from ..engine import Engine
 from ..service.config import TOKEN_ENV, ServiceConfig
 from ..service.gate import CallGate
 from ..service.logs import configure_logging
 from ..service.mcp import build_mcp_server, serve_stdio
+from ..service.check import check_tool
 from ..service.tools import query_tools
 from . import main
-from .output import root_option
+from .output import handles_errors, root_option
 
 log = logging.getLogger("leanindex.cli")
+F = TypeVar("F", bound=Callable[..., Any])
 
 _defaults = ServiceConfig()
 time_budget_option = click.option(
@@ -28,6 +33,46 @@ max_concurrent_option = click.option(
     "--max-concurrent", type=click.IntRange(min=0), default=_defaults.max_concurrent, show_default=True,
     help="Engine calls allowed at once; one more gets `busy` at once (never queued).",
 )
+
+
+check_options = [
+    click.option("--check", "check_profiles", multiple=True, metavar="PROFILE=PROJECT", help="Enable lean.check for PROFILE, its REPLs started in the Lake project PROJECT (repeatable)."),
+    click.option("--check-repl", type=click.Path(file_okay=False), default=None, help="An already built REPL checkout (binary at .lake/build/bin/repl), needed with --check."),
+    click.option("--check-lake", default="lake", show_default=True, help="The lake executable that launches the REPLs."),
+    click.option("--check-workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Warm REPLs per checked profile."),
+    click.option("--allow-unsafe-commands", is_flag=True, help="Do not refuse verdict-forging commands (answers say they are not protected)."),
+]
+
+
+def with_check_options(command: F) -> F:
+    """Add the checker options to a server command."""
+    for option in reversed(check_options):
+        command = option(command)
+    return command
+
+
+def open_checker(root: str, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool) -> Checker | None:
+    """The checker for `--check PROFILE=PROJECT ...`, or None without any (checking off).
+
+    Raises `click.UsageError` for a malformed `--check` or a missing `--check-repl`, and
+    `LeanIndexError` from `CheckerConfig.for_profile` (e.g. `unknown_environment` for a profile
+    with no manifest under ROOT)."""
+    if not check_profiles:
+        return None
+    if check_repl is None:
+        raise click.UsageError("--check needs --check-repl DIR (an already built REPL checkout)")
+    configs = []
+    for item in check_profiles:
+        profile, sep, project = item.partition("=")
+        if not sep or not profile or not project:
+            raise click.UsageError(f"--check expects PROFILE=PROJECT, got {item!r}")
+        configs.append(
+            CheckerConfig.for_profile(
+                root, profile, project_dir=project, repl_dir=check_repl, lake_path=check_lake,
+                workers=check_workers, allow_unsafe_commands=allow_unsafe_commands,
+            )
+        )
+    return Checker(configs)
 
 
 def _open_engine(root: str) -> Engine:
@@ -48,11 +93,17 @@ def _open_engine(root: str) -> Engine:
 @time_budget_option
 @max_concurrent_option
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Origin allowed by CORS (repeatable); CORS is off without one.")
-def serve(root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...]) -> None:
+@with_check_options
+@handles_errors(json_flag=None)
+def serve(
+    root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...],
+    check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+) -> None:
     """Serve the HTTP API and MCP (streamable HTTP, at /mcp) for every profile under ROOT.
 
     When the environment variable LEANINDEX_TOKEN is set, every route but /healthz requires
     `Authorization: Bearer <token>`. Logs (JSON lines, one access line per request) go to stderr.
+    Checking (`POST /v1/check`, `lean.check`) is off unless --check PROFILE=PROJECT is given.
     """
     import uvicorn
 
@@ -67,9 +118,10 @@ def serve(root: str, host: str, port: int, max_body_bytes: int, time_budget_s: f
         cors_origins=cors_origins,
         host=host,
     )
+    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
     engine = _open_engine(root)
     try:
-        app = create_app(engine, config)
+        app = create_app(engine, config, checker)
         server = uvicorn.Server(
             uvicorn.Config(
                 app,
@@ -94,15 +146,33 @@ def serve(root: str, host: str, port: int, max_body_bytes: int, time_budget_s: f
 @root_option
 @time_budget_option
 @max_concurrent_option
-def mcp(root: str, time_budget_s: float, max_concurrent: int) -> None:
+@with_check_options
+@handles_errors(json_flag=None)
+def mcp(
+    root: str, time_budget_s: float, max_concurrent: int,
+    check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+) -> None:
     """Serve the MCP tools over stdio for every profile under ROOT.
 
-    stdout carries protocol frames only; logs (JSON lines) go to stderr.
+    stdout carries protocol frames only; logs (JSON lines) go to stderr. With --check, `lean.check`
+    is listed too; its REPLs start before the first frame is read and are all stopped when
+    stdin closes.
     """
     configure_logging()
+    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
     engine = _open_engine(root)
+    tools = query_tools(engine, CallGate(max_concurrent, time_budget_s)) + ([check_tool(checker)] if checker else [])
+
+    async def run() -> None:
+        if checker is not None:
+            await checker.start()
+        try:
+            await serve_stdio(build_mcp_server(tools))
+        finally:
+            if checker is not None:
+                await checker.close()
+
     try:
-        server = build_mcp_server(query_tools(engine, CallGate(max_concurrent, time_budget_s)))
-        anyio.run(serve_stdio, server)
+        anyio.run(run)
     finally:
         engine.close()

@@ -8,6 +8,8 @@ of `errors.HTTP_STATUS`):
 - `GET /v1/declarations/{name}?environment=ID`: `InspectResponse`; `name` is the percent-encoded
   full Lean name and may contain `/`, `.`, `«»`, newlines and any Unicode (`LeanNameConvertor`
   keeps it whole);
+- `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
+  file), when the app was given a checker; 404 `check_disabled` otherwise;
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -53,6 +55,8 @@ from ..models import (
     SearchResponse,
 )
 from ..validation import invalid_request
+from ..checker import Checker, CheckRequest, CheckResponse
+from .check import check_tool, unless_disconnected
 from .config import ServiceConfig
 from .gate import CallGate
 from .mcp import build_mcp_server
@@ -66,7 +70,7 @@ from .middleware import (
     NamedEndpoint,
     error_response,
 )
-from .tools import ToolSpec, query_tools
+from .tools import query_tools
 
 log = logging.getLogger("leanindex.http")
 
@@ -122,16 +126,19 @@ _LIMITS = (ErrorCode.UNAUTHORIZED, ErrorCode.BUSY, ErrorCode.TIMEOUT)
 _CATALOG = (ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
 
 
-def create_app(engine: Engine, config: ServiceConfig | None = None, extra_tools: Sequence[ToolSpec] = ()) -> FastAPI:
+def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Checker | None = None) -> FastAPI:
     """The ASGI app serving `engine` over HTTP and MCP (see the module docstring).
 
-    `extra_tools` are appended to the MCP tools (e.g. the checker's `lean.check`). The caller
-    owns `engine` and closes it after the server stopped.
+    With a `checker`, `POST /v1/check` answers and MCP lists `lean.check`; the app starts the
+    checker's warm REPLs with the server and closes them (every REPL process group) at
+    shutdown. Without one, `POST /v1/check` answers 404 `check_disabled`. The caller owns
+    `engine` and closes it after the server stopped.
     """
     config = config or ServiceConfig()
     gate = CallGate(config.max_concurrent, config.time_budget_s)
     metrics = ServiceMetrics(gate)
-    mcp_server = build_mcp_server([*query_tools(engine, gate), *extra_tools])
+    tools = query_tools(engine, gate) + ([check_tool(checker)] if checker is not None else [])
+    mcp_server = build_mcp_server(tools)
     security = None
     if config.host in _LOOPBACK:
         # The SDK's own loopback default (DNS-rebinding guard), plus any configured CORS origin.
@@ -154,8 +161,14 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, extra_tools:
         # Verify every catalog in the background so /healthz answers at once and /readyz
         # turns ready when the digests are checked.
         threading.Thread(target=record_verification, name="leanindex-verify", daemon=True).start()
-        async with sessions.run():
-            yield
+        if checker is not None:
+            await checker.start()
+        try:
+            async with sessions.run():
+                yield
+        finally:
+            if checker is not None:
+                await checker.close()
 
     app = FastAPI(
         title="leanindex",
@@ -245,6 +258,31 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, extra_tools:
         404 `not_found` with close names in `details.suggestions` when it is not there."""
         body = InspectRequest(environment=environment, declaration_name=name)
         return await answer(request, body.environment, gate.run(engine.inspect, body))
+
+    @app.post(
+        "/v1/check",
+        response_model=CheckResponse,
+        responses=error_responses(
+            ErrorCode.INVALID_REQUEST, ErrorCode.HEADER_MISMATCH, ErrorCode.CHECK_DISABLED, ErrorCode.UNKNOWN_ENVIRONMENT,
+            ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.BACKEND_ERROR, *_LIMITS,
+        ),
+        operation_id="checkLeanFile",
+        tags=["check"],
+    )
+    async def check(request: Request, body: CheckRequest) -> CheckResponse:
+        """Lean's verdict on a complete file from a warm REPL of the profile (`lean.check`):
+        `accepted`, `incomplete` or `rejected`, with diagnostics, sorries and axioms. Tool
+        failures are errors (`timeout`, `busy`, `backend_error`), never verdicts. A client that
+        disconnects gives up its queued check. 404 `check_disabled` unless the server was
+        started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
+        if checker is None:
+            raise LeanIndexError(
+                ErrorCode.CHECK_DISABLED,
+                "checking is not enabled on this server; start it with --check PROFILE=PROJECT --check-repl DIR",
+                {},
+            )
+        label(request, body.environment)
+        return await unless_disconnected(checker.check(body), request.is_disconnected)
 
     @app.get("/healthz", response_model=Health, operation_id="health", tags=["operations"])
     async def healthz() -> Health:
