@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -30,7 +29,7 @@ from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord
 from . import columns
 from .index import write_index
-from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths
+from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths, connect_duckdb
 from .manifest import (
     CatalogDigests,
     ExtractorIdentity,
@@ -48,7 +47,15 @@ from .manifest import (
 from .stream import StreamSummary, read_stream
 
 _SERVING_SCHEMA = pa.schema(
-    [("pos", pa.int64()), ("ns_key", pa.string()), ("kind_code", pa.uint8()), ("hidden", pa.bool_())]
+    [
+        ("pos", pa.int64()),
+        ("name", pa.string()),
+        ("module", pa.string()),
+        ("record", pa.string()),
+        ("ns_key", pa.string()),
+        ("kind_code", pa.uint8()),
+        ("hidden", pa.bool_()),
+    ]
 )
 
 
@@ -148,6 +155,9 @@ def _write_parquet(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir
             visible += not hidden
             lines.append(raw)
             serving["pos"].append(written + len(lines) - 1)
+            serving["name"].append(record.name)
+            serving["module"].append(record.module)
+            serving["record"].append(raw.decode())
             serving["ns_key"].append(namespace_key(record.components))
             serving["kind_code"].append(kind_codes[record.kind])
             serving["hidden"].append(hidden)
@@ -158,24 +168,25 @@ def _write_parquet(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir
     return visible
 
 
+# `declarations` keeps each validated record as its JSON line: one column to read per answer is
+# what makes inspect and result rows cheap (the canonical Parquet file stays columnar).
 _SERVING_SQL = """
 CREATE TABLE declarations AS
-    SELECT * FROM read_parquet($decls);
+    SELECT pos, name, record FROM read_parquet($serving);
 CREATE TABLE modules AS
     SELECT (row_number() OVER (ORDER BY module) - 1)::INTEGER AS id, module AS name
-    FROM (SELECT DISTINCT module FROM read_parquet($decls) WHERE module IS NOT NULL);
+    FROM (SELECT DISTINCT module FROM read_parquet($serving) WHERE module IS NOT NULL);
 CREATE TABLE search_columns AS
     SELECT s.pos, s.ns_key, s.kind_code, s.hidden, coalesce(m.id, -1)::INTEGER AS module_id
     FROM read_parquet($serving) s
-    JOIN declarations d USING (pos)
-    LEFT JOIN modules m ON m.name = d.module
+    LEFT JOIN modules m ON m.name = s.module
     ORDER BY s.pos;
 CREATE TABLE constants AS
     SELECT (row_number() OVER (ORDER BY name) - 1)::INTEGER AS id, name
-    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM declarations);
+    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM read_parquet($decls));
 CREATE TABLE type_postings AS
     SELECT c.id AS constant_id, t.pos::INTEGER AS pos
-    FROM (SELECT pos, unnest(type_constants) AS name FROM declarations) t
+    FROM (SELECT pos, unnest(type_constants) AS name FROM read_parquet($decls)) t
     JOIN constants c USING (name)
     ORDER BY constant_id, pos;
 CREATE UNIQUE INDEX declarations_name ON declarations (name);
@@ -187,7 +198,7 @@ CREATE UNIQUE INDEX constants_name ON constants (name);
 def _write_database(build_dir: Path) -> None:
     """Create `catalog.duckdb` (declarations, modules, constants, type postings) from the
     Parquet files in `build_dir`."""
-    con = duckdb.connect(str(build_dir / DATABASE_FILE), config={"threads": 2})
+    con = connect_duckdb(build_dir / DATABASE_FILE)
     try:
         params = {"decls": str(build_dir / DECLARATIONS_FILE), "serving": str(build_dir / "serving.parquet")}
         for statement in _SERVING_SQL.split(";"):
@@ -200,7 +211,7 @@ def _write_database(build_dir: Path) -> None:
 
 def write_index_from(build_dir: Path) -> list[str]:
     """Write the index arrays of the database in `build_dir`; drop the scratch file."""
-    con = duckdb.connect(str(build_dir / DATABASE_FILE), read_only=True)
+    con = connect_duckdb(build_dir / DATABASE_FILE, read_only=True)
     try:
         files = write_index(con, build_dir)
     finally:

@@ -18,11 +18,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ErrorCode, LeanIndexError
-from .layout import DECLARATIONS_FILE, CatalogPaths
+from .layout import DECLARATIONS_FILE, CatalogPaths, connect_duckdb
 from .manifest import Manifest, read_manifest
 from .verify import verify_catalog
 
@@ -164,7 +163,7 @@ def names_diff(fresh: Path, older: Path, limit: int) -> NamesDiff:
     order (the tables' `pos`), the first `limit` listed and all counted. Both are
     `declarations.parquet` files or catalog folders."""
     new, old = _parquet_of(fresh), _parquet_of(older)
-    con = duckdb.connect(config={"threads": 2})
+    con = connect_duckdb()
     try:
 
         def one_side(a: Path, b: Path) -> tuple[int, list[str]]:

@@ -12,11 +12,23 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from ..errors import ErrorCode, LeanIndexError
 
 PROFILE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
 DECLARATIONS_FILE = "declarations.parquet"
 DATABASE_FILE = "catalog.duckdb"
+
+
+def connect_duckdb(path: Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection (in memory when `path` is None) with two threads and no progress
+    bar: DuckDB draws it on stdout after two seconds, where `--json` output and the MCP stdio
+    transport must carry nothing else."""
+    con = duckdb.connect(str(path) if path is not None else ":memory:", read_only=read_only, config={"threads": 2})
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def normalize_profile(profile: str) -> str:

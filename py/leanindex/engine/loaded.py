@@ -12,7 +12,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from ..catalog.index import SearchIndex
-from ..catalog.layout import CatalogPaths
+from ..catalog.layout import CatalogPaths, connect_duckdb
 from ..catalog.manifest import Manifest
 from ..catalog.verify import verify_catalog
 from ..errors import ErrorCode, LeanIndexError
@@ -72,7 +72,7 @@ class LoadedCatalog:
         stamps = catalog_stamps(paths, list(manifest.catalog.files))
         try:
             index = SearchIndex.load(paths.catalog_dir)
-            database = duckdb.connect(str(paths.database), read_only=True, config={"threads": 2})
+            database = connect_duckdb(paths.database, read_only=True)
         except (OSError, ValueError, duckdb.Error) as error:
             raise LeanIndexError(
                 ErrorCode.CATALOG_UNAVAILABLE,

@@ -9,10 +9,12 @@ match is found before the page is cut.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 
+from ..catalog.index import unique_positions
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     Assurance,
@@ -28,8 +30,7 @@ from ..models import (
     UnknownConstant,
 )
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name, printed_namespace
-from ..records import KIND_ORDER, FLAG_FIELDS, Kind, Position, SourceRange
-from ..catalog.index import unique_positions
+from ..records import FLAG_FIELDS, KIND_ORDER, Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
 from .loaded import LoadedCatalog
 
@@ -139,38 +140,27 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     )
 
 
-_RESULT_COLUMNS = (
-    "pos, name, kind, type, module, range_start_line, range_start_column, "
-    "range_end_line, range_end_column"
-)
-
-
 def _rows(catalog: LoadedCatalog, positions: np.ndarray) -> dict[int, dict[str, Any]]:
     if not len(positions):
         return {}
     cur = catalog.cursor()
     try:
-        cur.execute(f"SELECT {_RESULT_COLUMNS} FROM declarations WHERE pos = ANY($1::BIGINT[])", [positions.tolist()])
-        names = [d[0] for d in cur.description]
-        return {row[0]: _with_namespace(dict(zip(names, row))) for row in cur.fetchall()}
+        cur.execute("SELECT pos, record FROM declarations WHERE pos = ANY($1::BIGINT[])", [positions.tolist()])
+        return {pos: _decoded(record) for pos, record in cur.fetchall()}
     finally:
         cur.close()
 
 
-def _with_namespace(row: dict[str, Any]) -> dict[str, Any]:
-    # The builder checked that every stored name reads back to its record's components.
-    row["components"] = list(parse_name(row["name"]))
+def _decoded(record: str) -> dict[str, Any]:
+    """A stored record (the validated stream line) with its namespace; the builder checked
+    that the name reads back to exactly the record's components."""
+    row = json.loads(record)
     row["namespace"] = printed_namespace(row["name"], row["components"])
     return row
 
 
 def _range(row: dict[str, Any]) -> SourceRange | None:
-    if row["range_start_line"] is None:
-        return None
-    return SourceRange(
-        start=Position(line=row["range_start_line"], column=row["range_start_column"]),
-        end=Position(line=row["range_end_line"], column=row["range_end_column"]),
-    )
+    return SourceRange.model_validate(row["range"]) if row["range"] is not None else None
 
 
 def _result(row: dict[str, Any], request: SearchRequest, constants: list[str]) -> SearchResult:
@@ -231,20 +221,18 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
         module=row["module"],
         range=_range(row),
         doc=row["doc"],
-        level_params=list(row["level_params"]),
-        type_constants=list(row["type_constants"]),
-        value_constants=list(row["value_constants"]) if row["value_constants"] is not None else None,
-        flags=DeclarationFlags(**{flag: row[flag] for flag in FLAG_FIELDS}),
+        level_params=row["level_params"],
+        type_constants=row["type_constants"],
+        value_constants=row.get("value_constants"),
+        flags=DeclarationFlags(**{flag: row.get(flag, False) for flag in FLAG_FIELDS}),
     )
 
 
 def _row_named(catalog: LoadedCatalog, name: str) -> dict[str, Any] | None:
     cur = catalog.cursor()
     try:
-        cur.execute("SELECT * FROM declarations WHERE name = ?", [name])
+        cur.execute("SELECT record FROM declarations WHERE name = ?", [name])
         row = cur.fetchone()
-        if row is None:
-            return None
-        return _with_namespace(dict(zip([d[0] for d in cur.description], row)))
+        return _decoded(row[0]) if row is not None else None
     finally:
         cur.close()
