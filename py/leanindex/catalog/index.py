@@ -96,8 +96,14 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
 
 def unique_positions(positions: np.ndarray, size: int) -> np.ndarray:
     """Sorted unique int64 positions; through a boolean mask when that beats sorting."""
-    if len(positions) * 16 < size:
-        return np.unique(np.asarray(positions, dtype=np.int64))
+    if len(positions) * 64 < size:
+        ordered = np.sort(np.asarray(positions, dtype=np.int64))
+        if len(ordered) < 2:
+            return ordered
+        keep = np.empty(len(ordered), dtype=bool)
+        keep[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+        return ordered[keep]
     mask = np.zeros(size, dtype=bool)
     mask[positions] = True
     return np.flatnonzero(mask)
@@ -129,7 +135,9 @@ class SearchIndex:
         """Memory-map every array of `catalog_dir/index/`; raises `OSError`/`ValueError` when a
         file is missing or not a numpy array."""
         folder = catalog_dir / INDEX_DIR
-        return cls(**{name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS})
+        # Plain ndarray views of the maps: np.memmap's per-item bookkeeping is what the binary
+        # searches would otherwise spend their time in.
+        return cls(**{name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray) for name in _ARRAYS})
 
     @property
     def size(self) -> int:
