@@ -17,7 +17,8 @@ from leanindex.catalog.builder import build_catalog
 from leanindex.catalog.stream import iter_lines
 from leanindex.sample import sample_stream_path
 
-root = tempfile.mkdtemp(prefix="leanindex-notebook-")
+scratch = tempfile.TemporaryDirectory(prefix="leanindex-notebook-")  # removed by cleanup() below
+root = scratch.name
 with open(sample_stream_path(), "rb") as stream:
     build_catalog(iter_lines(stream), root, "sample")
 
@@ -51,3 +52,4 @@ card = client.inspect("SAMPLE", "Nat.add_comm")
 print(card.name, ":", card.type)
 print(card.doc)
 client.close()
+scratch.cleanup()

@@ -382,7 +382,8 @@ def test_no_orphans_when_the_checker_process_is_killed(tmp_path, signum):
         "    await asyncio.sleep(600)\n"
         "asyncio.run(main())\n"
     )
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    # A killed process cannot remove its REPLs' scratch folders: keep them under tmp_path.
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
     groups = [int(g) for g in child.stdout.readline().split()]
     assert len(groups) == 2 and all(group_alive(g) for g in groups)
     child.send_signal(signum)

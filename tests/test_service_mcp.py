@@ -93,7 +93,7 @@ async def exercise(client: Client, root: Path) -> None:
 
         misspelt = await call(client, search, {"environment": "SAMPLE", "type_pattern": {"constants": ["List.lenght"]}}, schemas)
         assert misspelt.structured_content["unknown_constants"][0]["name"] == "List.lenght"
-        assert "unknown constant List.lenght; did you mean List.length" in misspelt.content[0].text
+        assert "no declaration's type mentions List.lenght; close names: List.length" in misspelt.content[0].text
 
     for inspect in ("lean.declaration.inspect", "lean_declaration_inspect"):
         for name in HARD_NAMES:

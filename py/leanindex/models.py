@@ -51,13 +51,18 @@ class Assurance(StrEnum):
 
 
 class EnvironmentIdentity(_Model):
-    """Which environment answered: profile id, manifest digest, Lean and Mathlib revisions."""
+    """Which environment answered: profile id, manifest digest, Lean and Mathlib revisions, and
+    where the catalog's records come from, with the record fields that source only
+    approximates (from the manifest's `source`; e.g. doc-gen4 data lists no instance arguments
+    among a type's constants, so a type-constant search there can miss declarations)."""
 
     environment: str = Field(description="Profile id, upper case (e.g. CORE).")
     environment_digest: str = Field(description="sha256 of the manifest's identity fields.")
     lean_version: str | None
     lean_commit: str | None
     mathlib_commit: str | None
+    source: str | None = Field(default=None, description="`lean` (the extractor), `doc-gen4` or `stream`.")
+    approximate_fields: list[str] = Field(default_factory=list, description="Record fields this source only approximates.")
 
 
 class TypePattern(_Model):
@@ -150,8 +155,22 @@ class SearchResponse(EnvironmentIdentity):
         return pa.Table.from_pylist([_flat_result(r) for r in self.results], schema=_RESULT_SCHEMA())
 
     def to_pandas(self) -> Any:
-        """The results as a `pandas.DataFrame`; needs the optional `pandas` dependency."""
-        return self.to_arrow().to_pandas()
+        """The results as a `pandas.DataFrame`, with the completeness signal and environment in
+        `DataFrame.attrs` (`stop_reason`, `completeness`, `total_matches`, `hidden_matches`,
+        `next_cursor`, `environment`, `environment_digest`). Needs pandas
+        (`pip install 'leanindex[pandas]'`); raises `ImportError` saying so otherwise."""
+        try:
+            import pandas  # noqa: F401  (pyarrow's conversion needs it)
+        except ImportError as error:
+            raise ImportError("to_pandas() needs pandas: pip install 'leanindex[pandas]'") from error
+        frame = self.to_arrow().to_pandas()
+        frame.attrs.update(
+            self.model_dump(
+                mode="json",
+                include={"stop_reason", "completeness", "total_matches", "hidden_matches", "next_cursor", "environment", "environment_digest"},
+            )
+        )
+        return frame
 
 
 def _RESULT_SCHEMA() -> Any:
@@ -245,7 +264,6 @@ class EnvironmentSummary(EnvironmentIdentity):
     imports: list[str]
     declaration_count: int | None
     visible_count: int | None
-    source: str | None
     verified: bool
     problem: ErrorBody | None = None
 

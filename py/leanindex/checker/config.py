@@ -18,21 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import mathlib_commit_of, read_manifest
 from ..errors import ErrorCode, LeanIndexError
+from ..models import EnvironmentIdentity
 from .models import MAX_TIMEOUT_S
 
 GIB = 1 << 30
-
-
-class Identity(BaseModel):
-    """The environment identity stamped on every response (see `EnvironmentIdentity`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    environment: str
-    environment_digest: str
-    lean_version: str | None = None
-    lean_commit: str | None = None
-    mathlib_commit: str | None = None
 
 
 class CheckerConfig(BaseModel):
@@ -59,7 +48,7 @@ class CheckerConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: str
-    identity: Identity
+    identity: EnvironmentIdentity
     project_dir: Path
     lake_path: Path = Path("lake")
     repl_dir: Path
@@ -121,17 +110,29 @@ class CheckerConfig(BaseModel):
                     f"imports {imports} differ from the manifest's {manifest.imports} for {profile.upper()}",
                     {"imports": imports, "manifest_imports": manifest.imports},
                 )
-            identity = Identity(
+            if manifest.source.kind == "doc-gen4":
+                raise LeanIndexError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"{paths.profile.upper()}'s catalog was imported from doc-gen4 output, which pins no runnable "
+                    "environment (its imports are the documented project's); check against a profile built by the "
+                    "Lean extractor (`leanindex catalog build --profile ...`)",
+                    {"environment": profile, "source": "doc-gen4"},
+                )
+            _same_toolchain(manifest.toolchain, Path(project_dir), profile)
+            identity = EnvironmentIdentity(
                 environment=paths.profile.upper(),
                 environment_digest=manifest.environment_digest,
                 lean_version=manifest.lean.version,
                 lean_commit=manifest.lean.githash,
                 mathlib_commit=manifest.mathlib_commit or mathlib_commit_of(manifest.packages),
+                source=manifest.source.kind,
             )
             imports = list(manifest.imports)
         elif imports:
             digest = hashlib.sha256(("imports:" + "\n".join(imports)).encode()).hexdigest()
-            identity = Identity(environment=paths.profile.upper(), environment_digest=digest)
+            identity = EnvironmentIdentity(
+                environment=paths.profile.upper(), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None
+            )
         else:
             raise LeanIndexError(
                 ErrorCode.UNKNOWN_ENVIRONMENT,
@@ -165,3 +166,18 @@ def _resolve_executable(path: str | Path) -> Path:
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"lake executable {text!r} not found", {"lake": text})
     # Absolute but not symlink-resolved: elan's `lake` is a proxy that dispatches on its name.
     return Path(found).absolute()
+
+
+def _same_toolchain(pinned: str | None, project_dir: Path, profile: str) -> None:
+    """Refuse a project whose `lean-toolchain` differs from the one the manifest pins: the REPL
+    would answer for another Lean than the environment identity on every response claims."""
+    toolchain_file = project_dir / "lean-toolchain"
+    if pinned is None or not toolchain_file.is_file():
+        return
+    actual = toolchain_file.read_text(encoding="utf-8").strip()
+    if actual != pinned.strip():
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"the project {project_dir} runs {actual}, but {profile.upper()}'s manifest pins {pinned}",
+            {"environment": profile, "project_toolchain": actual, "manifest_toolchain": pinned},
+        )

@@ -20,8 +20,13 @@ def render_search(response: SearchResponse) -> None:
         f"{response.environment} {response.lean_version or ''}"
     )
     for unknown in response.unknown_constants:
-        hint = f" (did you mean {', '.join(unknown.suggestions)}?)" if unknown.suggestions else ""
-        stdout.print(f"unknown constant {unknown.name}{hint}")
+        hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
+        stdout.print(f"no declaration's type mentions {unknown.name}{hint}", markup=False)
+    if response.approximate_fields:
+        stdout.print(
+            f"note: this catalog comes from {response.source}; approximate fields: {', '.join(response.approximate_fields)}",
+            markup=False,
+        )
     if response.results:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for column in ("name", "kind", "type", "module"):

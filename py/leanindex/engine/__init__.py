@@ -58,10 +58,16 @@ class Engine:
                 del self._loaded[profile]
                 loaded.close()
             if not paths.manifest.exists():
+                known = [p.upper() for p in self.profiles()]
+                hint = (
+                    f"known here: {', '.join(known)}"
+                    if known
+                    else "none is built there yet (try `leanindex demo --root DIR`, `leanindex catalog import-docgen` or `leanindex catalog build`)"
+                )
                 raise LeanIndexError(
                     ErrorCode.UNKNOWN_ENVIRONMENT,
-                    f"unknown environment {environment!r}",
-                    {"environment": environment, "known": [p.upper() for p in self.profiles()]},
+                    f"unknown environment {environment!r} under {self.root}; {hint}",
+                    {"environment": environment, "known": known, "root": str(self.root)},
                 )
             loaded = LoadedCatalog.open(paths)
             self._loaded[profile] = loaded
@@ -93,7 +99,6 @@ class Engine:
                     imports=m.imports,
                     declaration_count=m.catalog.declaration_count,
                     visible_count=m.catalog.visible_count,
-                    source=m.source.kind,
                     verified=True,
                 )
             )
@@ -117,7 +122,6 @@ def _unverified(profile: str, error: LeanIndexError) -> EnvironmentSummary:
         imports=[],
         declaration_count=None,
         visible_count=None,
-        source=None,
         verified=False,
         problem=ErrorBody(**error.to_dict()["error"]),
     )

@@ -110,6 +110,8 @@ class LoadedCatalog:
             lean_version=m.lean.version,
             lean_commit=m.lean.githash,
             mathlib_commit=m.mathlib_commit,
+            source=m.source.kind,
+            approximate_fields=m.source.approximate_fields,
         )
 
     def cursor(self) -> duckdb.DuckDBPyConnection:

@@ -81,8 +81,10 @@ def render_search(response: SearchResponse) -> str:
     ]
     lines.extend(f"{r.name} | {r.kind.value} | {r.type} | {r.module or '-'}" for r in response.results)
     for unknown in response.unknown_constants:
-        hint = f"; did you mean {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
-        lines.append(f"unknown constant {unknown.name}{hint}")
+        hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
+        lines.append(f"no declaration's type mentions {unknown.name}{hint}")
+    if response.approximate_fields:
+        lines.append(f"approximate in this catalog ({response.source}): {', '.join(response.approximate_fields)}")
     if response.next_cursor:
         lines.append(f"next_cursor {response.next_cursor}")
     return "\n".join(lines)
@@ -92,8 +94,10 @@ def render_inspect(response: InspectResponse) -> str:
     """`name : type`, then kind, module, lines and environment, then the optional parts (flags
     that are set, universes, type constants, docstring), one line each."""
     where = f" | lines {response.range.start.line}-{response.range.end.line}" if response.range else ""
+    # doc-gen4 types are signatures (binders, then `: type`), not Pi types.
+    signature = "type" in response.approximate_fields
     lines = [
-        f"{response.name} : {response.type}",
+        f"{response.name} {response.type}" if signature else f"{response.name} : {response.type}",
         f"{response.kind.value} | {response.module or '-'}{where} | {_lean_line(response)}",
     ]
     flags = [name for name, value in response.flags.model_dump().items() if value]
