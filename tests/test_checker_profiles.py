@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from checker_support import STANDIN
 from leanindex.catalog.builder import EnvironmentFacts, build_catalog
 from leanindex.catalog.stream import iter_lines
 from leanindex.checker import CheckerConfig
@@ -40,9 +41,9 @@ def test_the_project_must_run_the_pinned_toolchain(tmp_path: Path) -> None:
     build(tmp_path / "root", "core", EnvironmentFacts(source="lean", toolchain=PINNED))
     (tmp_path / "repl").mkdir()
     with pytest.raises(LeanIndexError) as refused:
-        CheckerConfig.for_profile(tmp_path / "root", "core", project_dir=project(tmp_path, "leanprover/lean4:v4.30.0"), repl_dir=tmp_path / "repl")
+        CheckerConfig.for_profile(tmp_path / "root", "core", project_dir=project(tmp_path, "leanprover/lean4:v4.30.0"), repl_dir=tmp_path / "repl", lake_path=STANDIN / "lake")
     assert refused.value.code == ErrorCode.INVALID_REQUEST
     assert refused.value.details["manifest_toolchain"] == PINNED
 
-    config = CheckerConfig.for_profile(tmp_path / "root", "core", project_dir=project(tmp_path, PINNED), repl_dir=tmp_path / "repl")
+    config = CheckerConfig.for_profile(tmp_path / "root", "core", project_dir=project(tmp_path, PINNED), repl_dir=tmp_path / "repl", lake_path=STANDIN / "lake")
     assert config.imports == ["Init"] and config.identity.source == "lean"
