@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
 STREAM_FORMAT = "leanindex.declarations/v1"
 
@@ -40,8 +40,8 @@ class Position(_Strict):
     """A source position as Lean's `Position`: 1-based `line`, 0-based `column` in code points
     (null when the source gives only lines, as doc-gen4 does)."""
 
-    line: Annotated[StrictInt, Field(ge=1)]
-    column: Annotated[StrictInt, Field(ge=0)] | None
+    line: Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
+    column: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None
 
 
 class SourceRange(_Strict):
@@ -49,6 +49,12 @@ class SourceRange(_Strict):
 
     start: Position
     end: Position
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SourceRange:
+        if (self.end.line, self.end.column or 0) < (self.start.line, self.start.column or 0):
+            raise ValueError("the range ends before it starts")
+        return self
 
 
 class ExtractorInfo(BaseModel):

@@ -10,12 +10,15 @@ an earlier catalog of the profile exactly as it was.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import platform
 import re
 import shutil
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,22 +104,41 @@ def build_catalog(
     """
     paths = CatalogPaths.of(root, profile)
     facts = facts or EnvironmentFacts()
-    created = [folder for folder in (paths.catalog_dir.parent, paths.builds_dir) if not folder.exists()]
-    build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-    build_dir.mkdir(parents=True)
+    created: list[Path] = []  # deepest first, so they can be removed in order
+    folder = paths.builds_dir
+    while not folder.exists():
+        created.append(folder)
+        folder = folder.parent
+    paths.builds_dir.mkdir(parents=True, exist_ok=True)
+    with _builds_lock(paths.builds_dir):
+        build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        build_dir.mkdir()
+        try:
+            summary = StreamSummary()
+            visible = _write_parquet(read_stream(lines, summary, on_line), build_dir)
+            assert summary.header is not None  # read_stream raises before yielding without one
+            _write_database(build_dir)
+            index_files = write_index_from(build_dir)
+            manifest = _manifest(paths.profile, summary, facts, build_dir, visible, index_files)
+            _publish(paths, build_dir, manifest)
+            return manifest
+        except BaseException:
+            shutil.rmtree(build_dir, ignore_errors=True)
+            _remove_if_empty(created)
+            raise
+
+
+@contextmanager
+def _builds_lock(builds_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `catalog/.builds/` for a whole build: builds under one root
+    run one at a time, so two builds of a profile cannot interleave their link switch and
+    manifest write, and every other build folder of the profile is known to be stale."""
+    fd = os.open(builds_dir, os.O_RDONLY)
     try:
-        summary = StreamSummary()
-        visible = _write_parquet(read_stream(lines, summary, on_line), build_dir)
-        assert summary.header is not None  # read_stream raises before yielding without one
-        _write_database(build_dir)
-        index_files = write_index_from(build_dir)
-        manifest = _manifest(paths.profile, summary, facts, build_dir, visible, index_files)
-        _publish(paths, build_dir, manifest)
-        return manifest
-    except BaseException:
-        shutil.rmtree(build_dir, ignore_errors=True)
-        _remove_if_empty(reversed(created))
-        raise
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _remove_if_empty(folders: Iterable[Path]) -> None:
@@ -145,7 +167,7 @@ def _write_parquet(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir
 
         def flush() -> None:
             nonlocal lines, serving, written
-            writer.write_table(columns.table_from_lines(lines, written), row_group_size=columns.ROW_GROUP_ROWS)
+            writer.write_table(_table(lines, written), row_group_size=columns.ROW_GROUP_ROWS)
             side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
             written += len(lines)
             lines, serving = [], {name: [] for name in _SERVING_SCHEMA.names}
@@ -170,6 +192,32 @@ def _write_parquet(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir
 
 # `declarations` keeps each validated record as its JSON line: one column to read per answer is
 # what makes inspect and result rows cheap (the canonical Parquet file stays columnar).
+def _table(lines: list[bytes], start_pos: int) -> pa.Table:
+    """`columns.table_from_lines`, turning pyarrow's refusal of a line the record model accepted
+    (an object with a repeated key, which the model reads last-wins) into `invalid_stream` naming
+    that line (declaration `pos` is on stream line `pos + 2`)."""
+    try:
+        return columns.table_from_lines(lines, start_pos)
+    except pa.ArrowInvalid as error:
+        for offset, raw in enumerate(lines):
+            try:
+                json.loads(raw, object_pairs_hook=_unique_keys)
+            except ValueError as duplicate:
+                line = start_pos + offset + 2
+                raise LeanIndexError(ErrorCode.INVALID_STREAM, f"line {line}: {duplicate}", {"line": line}) from None
+        first, last = start_pos + 2, start_pos + len(lines) + 1
+        raise LeanIndexError(
+            ErrorCode.INVALID_STREAM, f"lines {first}-{last}: {error}", {"line": first, "last_line": last}
+        ) from None
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"a JSON object repeats the key {next(k for k in keys if keys.count(k) > 1)!r}")
+    return dict(pairs)
+
+
 _SERVING_SQL = """
 CREATE TABLE declarations AS
     SELECT pos, name, record FROM read_parquet($serving);
@@ -268,13 +316,12 @@ def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:
 
 
 def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
-    """Point `catalog/<profile>` at `build_dir` atomically, write the manifest, and remove the
-    build the link pointed at before when it is one of this profile's own builds."""
+    """Point `catalog/<profile>` at `build_dir` atomically, write the manifest, and remove this
+    profile's other (stale) builds. Between the link switch and the manifest write, a reader
+    that checks sees files that do not match the manifest and fails closed (`digest_mismatch`)
+    for that instant; it never sees a partial catalog."""
     link = paths.catalog_dir
-    previous: Path | None = None
-    if link.is_symlink():
-        previous = link.parent / os.readlink(link)
-    elif link.exists():
+    if link.exists() and not link.is_symlink():
         # A catalog folder from elsewhere (copied in by hand): keep it aside, never delete it.
         aside = paths.builds_dir / f"{paths.profile}-replaced-{uuid.uuid4().hex[:8]}"
         link.rename(aside)
@@ -282,8 +329,11 @@ def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
     os.symlink(os.path.relpath(build_dir, link.parent), staged)
     os.replace(staged, link)
     write_atomically(paths.manifest, manifest.to_json())
-    if previous is not None and _is_own_build(previous, paths) and previous.resolve() != build_dir.resolve():
-        shutil.rmtree(previous, ignore_errors=True)
+    # Under the builds lock no other build runs, so every other build folder of this profile
+    # (the one the link pointed at, and any left by a killed build) is stale.
+    for folder in paths.builds_dir.iterdir():
+        if folder.is_dir() and _is_own_build(folder, paths) and folder.resolve() != build_dir.resolve():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _is_own_build(folder: Path, paths: CatalogPaths) -> bool:

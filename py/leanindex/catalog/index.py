@@ -46,6 +46,11 @@ _ARRAYS = (
 )
 
 
+def index_files() -> list[str]:
+    """The index files a catalog has, relative to its folder."""
+    return [f"{INDEX_DIR}/{name}.npy" for name in _ARRAYS]
+
+
 def _joined(values: list[bytes], lead: bool) -> tuple[np.ndarray, np.ndarray]:
     """Concatenate byte strings; return the bytes and the start offset of each (n+1 entries)."""
     lengths = np.fromiter((len(v) + (1 if lead else 0) for v in values), dtype=np.int64, count=len(values))

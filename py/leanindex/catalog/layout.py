@@ -41,7 +41,7 @@ def normalize_profile(profile: str) -> str:
     letters, digits, `_` and `-` starting with a letter or digit.
     """
     canonical = profile.lower()
-    if not PROFILE_PATTERN.match(canonical):
+    if not profile.isascii() or not PROFILE_PATTERN.fullmatch(canonical):
         raise LeanIndexError(
             ErrorCode.INVALID_REQUEST,
             f"invalid profile id {profile!r}: use letters, digits, '_' and '-' (at most 64)",
@@ -89,5 +89,5 @@ def discover_profiles(root: str | Path) -> list[str]:
     if not manifests.is_dir():
         return []
     return sorted(
-        p.stem for p in manifests.glob("*.json") if PROFILE_PATTERN.match(p.stem)
+        p.stem for p in manifests.glob("*.json") if PROFILE_PATTERN.fullmatch(p.stem)
     )

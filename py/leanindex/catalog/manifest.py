@@ -146,7 +146,7 @@ def read_manifest(path: Path) -> Manifest:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"no manifest at {path}", {"path": str(path)}) from None
-    except OSError as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"cannot read {path}: {error}", {"path": str(path)}) from None
     try:
         manifest = Manifest.model_validate_json(text)

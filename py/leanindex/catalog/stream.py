@@ -133,7 +133,7 @@ def _read_header(raw: bytes) -> HeaderRecord:
 def _record_kind(raw: bytes) -> str | None:
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(value, dict) and isinstance(value.get("record"), str):
         return value["record"]
@@ -163,17 +163,25 @@ def _read_non_declaration(raw: bytes, number: int, error: ValidationError, summa
     raise _fail(number, f"unknown record type {kind!r}") from None
 
 
-def iter_lines(stream: BinaryIO, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """Lines of a binary stream (file or pipe), read in large chunks; memory stays bounded
-    by the chunk size and the longest line."""
-    pending = b""
-    while True:
-        chunk = stream.read(chunk_bytes)
-        if not chunk:
-            break
-        pending += chunk
-        parts = pending.split(b"\n")
-        pending = parts.pop()
-        yield from parts
+MAX_LINE_BYTES = 64 << 20
+
+
+def iter_lines(stream: BinaryIO, chunk_bytes: int = 1 << 20, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """Lines of a binary stream (file or pipe), read in large chunks; memory stays bounded by
+    the chunk size and `max_line_bytes` (64 MiB; no real declaration comes near it). A longer
+    line raises `LeanIndexError(invalid_stream)` naming it."""
+    parts: list[bytes] = []  # pieces of the unfinished line, joined once it ends
+    pending = 0
+    number = 1
+    while chunk := stream.read(chunk_bytes):
+        lines = chunk.split(b"\n")
+        for piece in lines[:-1]:
+            parts.append(piece)
+            yield b"".join(parts)
+            parts, pending, number = [], 0, number + 1
+        parts.append(lines[-1])
+        pending += len(lines[-1])
+        if pending > max_line_bytes:
+            raise _fail(number, f"line longer than {max_line_bytes} bytes")
     if pending:
-        yield pending
+        yield b"".join(parts)

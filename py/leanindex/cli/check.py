@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import signal
 import sys
-from pathlib import Path
 
 import click
 
 from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
 from ..checker.models import MAX_TIMEOUT_S, Verdict
+from ..errors import ErrorCode, LeanIndexError
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
 
@@ -43,6 +43,28 @@ def render(response: CheckResponse) -> None:
     for entry in response.axioms:
         flagged = f"  flagged: {', '.join(entry.flagged)}" if entry.flagged else ""
         stdout.print(f"axioms of {entry.name}: {', '.join(entry.axioms) or 'none'}{flagged}", markup=False)
+
+
+def read_source(source: str, limit: int) -> str:
+    """The file `source` (or stdin for `-`) as UTF-8 text, reading at most `limit` + 1 bytes so
+    an endless input costs nothing. Raises `LeanIndexError`: `payload_too_large` past `limit`
+    bytes, `invalid_request` for a missing file, closed stdin or text that is not UTF-8."""
+    try:
+        if source == "-":
+            if sys.stdin is None:
+                raise LeanIndexError(ErrorCode.INVALID_REQUEST, "stdin is closed; give a file or pipe the code in", {})
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(limit + 1)
+    except OSError as error:
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"cannot read {source}: {error.strerror or error}", {"source": source}) from None
+    if len(data) > limit:
+        raise LeanIndexError(ErrorCode.PAYLOAD_TOO_LARGE, f"the code is over the limit of {limit} bytes", {"limit": limit})
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"{source} is not UTF-8 text (byte {error.start})", {"source": source}) from None
 
 
 def _raise_on_term(signum: int, frame: object) -> None:
@@ -77,7 +99,6 @@ def check(
     as_json: bool,
 ) -> None:
     """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL."""
-    code = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     settings: dict[str, object] = {"allow_unsafe_commands": allow_unsafe_commands, "cache_entries": 0}
     if memory_limit_mb is not None:
         settings["memory_limit_mb"] = memory_limit_mb
@@ -90,6 +111,7 @@ def check(
         imports=list(imports) or None,
         **settings,
     )
+    code = read_source(source, config.max_code_bytes)
     request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s)
     previous = signal.signal(signal.SIGTERM, _raise_on_term)
     try:

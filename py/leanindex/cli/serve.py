@@ -30,7 +30,7 @@ time_budget_option = click.option(
     show_default=True, help="Seconds one engine call may take before the caller gets `timeout`.",
 )
 max_concurrent_option = click.option(
-    "--max-concurrent", type=click.IntRange(min=0), default=_defaults.max_concurrent, show_default=True,
+    "--max-concurrent", type=click.IntRange(min=1), default=_defaults.max_concurrent, show_default=True,
     help="Engine calls allowed at once; one more gets `busy` at once (never queued).",
 )
 
@@ -75,6 +75,15 @@ def open_checker(root: str, check_profiles: tuple[str, ...], check_repl: str | N
     return Checker(configs)
 
 
+def _token() -> str | None:
+    """The bearer token from LEANINDEX_TOKEN; None when unset. Set but empty is refused rather
+    than read as "no token", which would silently turn authentication off."""
+    token = os.environ.get(TOKEN_ENV)
+    if token is not None and not token.strip():
+        raise click.UsageError(f"{TOKEN_ENV} is set but empty; unset it to serve without a token")
+    return token
+
+
 def _open_engine(root: str) -> Engine:
     engine = Engine(root)
     profiles = engine.profiles()
@@ -114,7 +123,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         time_budget_s=time_budget_s,
         max_concurrent=max_concurrent,
-        token=os.environ.get(TOKEN_ENV) or None,
+        token=_token(),
         cors_origins=cors_origins,
         host=host,
     )

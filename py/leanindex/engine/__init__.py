@@ -37,6 +37,7 @@ class Engine:
         self.root = Path(root).resolve()
         self._loaded: dict[str, LoadedCatalog] = {}
         self._lock = threading.Lock()
+        self._profile_locks: dict[str, threading.Lock] = {}
 
     def profiles(self) -> list[str]:
         """Profile ids (lower case) that have a manifest under the root."""
@@ -50,7 +51,10 @@ class Engine:
         """
         profile = normalize_profile(environment)
         paths = CatalogPaths.of(self.root, profile)
+        # One lock per profile: re-hashing a large catalog must not hold up the others.
         with self._lock:
+            profile_lock = self._profile_locks.setdefault(profile, threading.Lock())
+        with profile_lock:
             loaded = self._loaded.get(profile)
             if loaded is not None and loaded.unchanged():
                 return loaded

@@ -13,11 +13,13 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 
 from ..errors import ErrorCode, LeanIndexError
 from ..models import SearchRequest
 
 _VERSION = 1
+_CURSOR_TEXT = re.compile(r"[A-Za-z0-9_-]+")  # what encode_cursor writes: unpadded base64url
 
 
 def query_fingerprint(request: SearchRequest) -> str:
@@ -33,16 +35,19 @@ def encode_cursor(catalog_digest: str, request: SearchRequest, pos: int) -> str:
     return base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, catalog_digest: str, request: SearchRequest) -> int:
-    """The position a cursor continues after. Raises `LeanIndexError(invalid_request)` for a
-    malformed cursor, one from another catalog, or one from a different query."""
+def decode_cursor(cursor: str, catalog_digest: str, request: SearchRequest, size: int) -> int:
+    """The position a cursor continues after, in a catalog of `size` declarations. Raises
+    `LeanIndexError(invalid_request)` for a malformed cursor (including a position outside the
+    catalog), one from another catalog, or one from a different query."""
+    if not _CURSOR_TEXT.fullmatch(cursor):
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"})
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         payload = json.loads(raw)
         version, catalog, query, pos = payload["v"], payload["c"], payload["q"], payload["p"]
     except (binascii.Error, ValueError, KeyError, TypeError):
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"}) from None
-    if version != _VERSION or not isinstance(pos, int) or isinstance(pos, bool) or pos < 0:
+    if type(version) is not int or version != _VERSION or type(pos) is not int or not 0 <= pos < size:
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"})
     if catalog != catalog_digest[:16]:
         raise LeanIndexError(

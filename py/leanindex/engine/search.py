@@ -82,7 +82,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     index = catalog.index
     after = -1
     if request.after is not None:
-        after = decode_cursor(request.after, catalog.manifest.catalog.declarations_parquet_sha256, request)
+        after = decode_cursor(request.after, catalog.manifest.catalog.declarations_parquet_sha256, request, index.size)
     namespace_keys = [namespace_key(_parse(p, "namespace_prefixes")) for p in request.namespace_prefixes or []]
 
     selective: list[np.ndarray] = []
