@@ -24,6 +24,7 @@ from pydantic.json_schema import models_json_schema
 
 from .catalog.manifest import MANIFEST_SCHEMA, Manifest
 from .checker.models import CheckRequest, CheckResponse
+from .engine import Engine
 from .models import (
     EnvironmentsResponse,
     ErrorResponse,
@@ -33,7 +34,6 @@ from .models import (
     SearchResponse,
 )
 from .records import STREAM_FORMAT, DeclarationRecord, FooterRecord, HeaderRecord
-from .engine import Engine
 
 API_DIR = "api"
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -21,21 +21,27 @@ ROW_GROUP_ROWS = 65_536
 
 _STRINGS = pa.list_(pa.string())
 
+# The record fields stored as they come, in both the Parquet file and the JSON reading.
+_RECORD_FIELDS = [
+    ("name", pa.string()),
+    ("kind", pa.string()),
+    ("module", pa.string()),
+    ("type", pa.string()),
+    ("type_constants", _STRINGS),
+    ("level_params", _STRINGS),
+    ("doc", pa.string()),
+]
+_FLAG_FIELDS = [(flag, pa.bool_()) for flag in FLAG_FIELDS]
+
 SCHEMA = pa.schema(
     [
         ("pos", pa.int64()),
-        ("name", pa.string()),
-        ("kind", pa.string()),
-        ("module", pa.string()),
-        ("type", pa.string()),
-        ("type_constants", _STRINGS),
-        ("level_params", _STRINGS),
-        ("doc", pa.string()),
+        *_RECORD_FIELDS,
         ("range_start_line", pa.int32()),
         ("range_start_column", pa.int32()),
         ("range_end_line", pa.int32()),
         ("range_end_column", pa.int32()),
-        *[(flag, pa.bool_()) for flag in FLAG_FIELDS],
+        *_FLAG_FIELDS,
         ("value_constants", _STRINGS),
     ]
 )
@@ -60,15 +66,9 @@ _POSITION = pa.struct([("line", pa.int32()), ("column", pa.int32())])
 # name instead of being stored twice.
 _JSON_SCHEMA = pa.schema(
     [
-        ("name", pa.string()),
-        ("kind", pa.string()),
-        ("module", pa.string()),
-        ("type", pa.string()),
-        ("type_constants", _STRINGS),
-        ("level_params", _STRINGS),
-        ("doc", pa.string()),
+        *_RECORD_FIELDS,
         ("range", pa.struct([("start", _POSITION), ("end", _POSITION)])),
-        *[(flag, pa.bool_()) for flag in FLAG_FIELDS],
+        *_FLAG_FIELDS,
         ("value_constants", _STRINGS),
     ]
 )
