@@ -18,11 +18,13 @@ import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -52,9 +54,7 @@ from .stream import StreamSummary, read_stream
 _SERVING_SCHEMA = pa.schema(
     [
         ("pos", pa.int64()),
-        ("name", pa.string()),
         ("module", pa.string()),
-        ("record", pa.string()),
         ("ns_key", pa.string()),
         ("kind_code", pa.uint8()),
         ("hidden", pa.bool_()),
@@ -115,7 +115,7 @@ def build_catalog(
         build_dir.mkdir()
         try:
             summary = StreamSummary()
-            visible = _write_parquet(read_stream(lines, summary, on_line), build_dir)
+            visible = _write_tables(read_stream(lines, summary, on_line), build_dir)
             assert summary.header is not None  # read_stream raises before yielding without one
             _write_database(build_dir)
             index_files = write_index_from(build_dir)
@@ -151,47 +151,72 @@ def _remove_if_empty(folders: Iterable[Path]) -> None:
             return
 
 
-def _write_parquet(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir: Path) -> int:
-    """Write records to `declarations.parquet` and the derived serving columns to a scratch
-    Parquet file, one row group per `ROW_GROUP_ROWS` records; return the number of visible
-    (neither private nor internal) records."""
+def _write_tables(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir: Path) -> int:
+    """Write records to `declarations.parquet`, the derived serving columns to a scratch Parquet
+    file, and each record's JSON line to the database's `declarations` table, one row group of
+    `ROW_GROUP_ROWS` records at a time; return the number of visible (neither private nor
+    internal) records.
+
+    The database insert of a row group runs on a second thread while the next row group is
+    validated (DuckDB works outside the GIL), with at most one insert in flight.
+    """
     lines: list[bytes] = []
     serving: dict[str, list] = {name: [] for name in _SERVING_SCHEMA.names}
     kind_codes = {kind: code for code, kind in enumerate(KIND_ORDER)}
     visible = 0
-    with (
-        pq.ParquetWriter(build_dir / DECLARATIONS_FILE, columns.SCHEMA, **columns.PARQUET_OPTIONS) as writer,
-        pq.ParquetWriter(build_dir / "serving.parquet", _SERVING_SCHEMA, compression="zstd") as side,
-    ):
-        written = 0
+    con = connect_duckdb(build_dir / DATABASE_FILE)
+    con.execute("CREATE TABLE declarations (pos BIGINT, name VARCHAR, record VARCHAR)")
+    pending: Future[None] | None = None
+    try:
+        with (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="leanindex-insert") as inserter,
+            pq.ParquetWriter(build_dir / DECLARATIONS_FILE, columns.SCHEMA, **columns.PARQUET_OPTIONS) as writer,
+            pq.ParquetWriter(build_dir / "serving.parquet", _SERVING_SCHEMA, compression="zstd") as side,
+        ):
+            written = 0
 
-        def flush() -> None:
-            nonlocal lines, serving, written
-            writer.write_table(_table(lines, written), row_group_size=columns.ROW_GROUP_ROWS)
-            side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
-            written += len(lines)
-            lines, serving = [], {name: [] for name in _SERVING_SCHEMA.names}
+            def flush() -> None:
+                nonlocal lines, serving, written, pending
+                table = _table(lines, written)
+                writer.write_table(table, row_group_size=columns.ROW_GROUP_ROWS)
+                side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
+                rows = pa.table({"pos": table.column("pos"), "name": table.column("name"), "record": [line.decode() for line in lines]})
+                if pending is not None:
+                    pending.result()
+                pending = inserter.submit(_insert, con, rows)
+                written += len(lines)
+                lines, serving = [], {name: [] for name in _SERVING_SCHEMA.names}
 
-        for record, raw in records:
-            hidden = record.is_private or record.is_internal
-            visible += not hidden
-            lines.append(raw)
-            serving["pos"].append(written + len(lines) - 1)
-            serving["name"].append(record.name)
-            serving["module"].append(record.module)
-            serving["record"].append(raw.decode())
-            serving["ns_key"].append(namespace_key(record.components))
-            serving["kind_code"].append(kind_codes[record.kind])
-            serving["hidden"].append(hidden)
-            if len(lines) == columns.ROW_GROUP_ROWS:
+            for record, raw in records:
+                hidden = record.is_private or record.is_internal
+                visible += not hidden
+                lines.append(raw)
+                serving["pos"].append(written + len(lines) - 1)
+                serving["module"].append(record.module)
+                serving["ns_key"].append(namespace_key(record.components))
+                serving["kind_code"].append(kind_codes[record.kind])
+                serving["hidden"].append(hidden)
+                if len(lines) == columns.ROW_GROUP_ROWS:
+                    flush()
+            if lines:
                 flush()
-        if lines:
-            flush()
+            if pending is not None:
+                pending.result()
+    finally:
+        con.close()
     return visible
 
 
-# `declarations` keeps each validated record as its JSON line: one column to read per answer is
-# what makes inspect and result rows cheap (the canonical Parquet file stays columnar).
+def _insert(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> None:
+    """Append one row group of (pos, name, record) to `declarations`, on a cursor of its own."""
+    cur = con.cursor()
+    try:
+        cur.register("row_group", rows)
+        cur.execute("INSERT INTO declarations SELECT pos, name, record FROM row_group")
+    finally:
+        cur.close()
+
+
 def _table(lines: list[bytes], start_pos: int) -> pa.Table:
     """`columns.table_from_lines`, turning pyarrow's refusal of a line the record model accepted
     (an object with a repeated key, which the model reads last-wins) into `invalid_stream` naming
@@ -218,9 +243,10 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
+# `declarations` (written while the stream is read) keeps each validated record as its JSON
+# line: one column to read per answer is what makes inspect and result rows cheap (the
+# canonical Parquet file stays columnar).
 _SERVING_SQL = """
-CREATE TABLE declarations AS
-    SELECT pos, name, record FROM read_parquet($serving);
 CREATE TABLE modules AS
     SELECT (row_number() OVER (ORDER BY module) - 1)::INTEGER AS id, module AS name
     FROM (SELECT DISTINCT module FROM read_parquet($serving) WHERE module IS NOT NULL);
@@ -244,8 +270,8 @@ CREATE UNIQUE INDEX constants_name ON constants (name);
 
 
 def _write_database(build_dir: Path) -> None:
-    """Create `catalog.duckdb` (declarations, modules, constants, type postings) from the
-    Parquet files in `build_dir`."""
+    """Complete `catalog.duckdb` (modules, search columns, constants, type postings, indexes)
+    from the Parquet files in `build_dir`."""
     con = connect_duckdb(build_dir / DATABASE_FILE)
     try:
         params = {"decls": str(build_dir / DECLARATIONS_FILE), "serving": str(build_dir / "serving.parquet")}
