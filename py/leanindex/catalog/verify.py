@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..errors import ErrorCode, LeanIndexError
 from .index import index_files
 from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths
 from .manifest import Manifest, file_sha256, read_manifest
-from ..errors import ErrorCode, LeanIndexError
 
 
 def catalog_files() -> list[str]:
@@ -49,20 +52,29 @@ def verify_catalog(paths: CatalogPaths) -> Manifest:
             + (f" (files not listed: {', '.join(missing)})" if missing else " (its digests disagree)"),
             {"profile": paths.profile, "unlisted": missing},
         )
+    # hashlib releases the GIL on large reads, so two threads hash about twice as fast.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="leanindex-verify") as pool:
+        computed = dict(zip(sorted(files), pool.map(_digest_or_error, [paths.catalog_dir / r for r in sorted(files)])))
     for relative, recorded in sorted(files.items()):
-        path = paths.catalog_dir / relative
-        try:
-            computed = file_sha256(path)
-        except OSError as error:
+        digest = computed[relative]
+        if isinstance(digest, OSError):
             raise LeanIndexError(
                 ErrorCode.CATALOG_UNAVAILABLE,
-                f"catalog file {path} is unreadable: {error.strerror or error}",
+                f"catalog file {paths.catalog_dir / relative} is unreadable: {digest.strerror or digest}",
                 {"profile": paths.profile, "file": relative},
-            ) from None
-        if computed != recorded:
+            )
+        if digest != recorded:
             raise LeanIndexError(
                 ErrorCode.DIGEST_MISMATCH,
                 f"catalog file {relative} of profile {paths.profile!r} does not match its manifest",
-                {"profile": paths.profile, "file": relative, "recorded": recorded, "computed": computed},
+                {"profile": paths.profile, "file": relative, "recorded": recorded, "computed": digest},
             )
     return manifest
+
+
+def _digest_or_error(path: Path) -> str | OSError:
+    """A file's sha256, or the error that kept it from being read."""
+    try:
+        return file_sha256(path)
+    except OSError as error:
+        return error
