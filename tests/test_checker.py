@@ -249,7 +249,7 @@ def test_recycling_after_n_checks_uses_a_spare(tmp_path):
     async def scenario(checker, _):
         pool = checker.pool("TEST")
         groups = []
-        for i in range(5):
+        for _ in range(5):
             await check(checker, SHOW_P)
             groups.append(tuple(pool.process_ids()))
         return pool.retired, groups

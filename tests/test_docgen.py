@@ -129,13 +129,8 @@ def oracle(html: str) -> tuple[str, str, tuple[str, ...]]:
     tree = _Tree()
     tree.feed(html)
     kind = next(c["text"] for c in tree.children if "decl_kind" in c["classes"])
-    signature_boxes, in_extends = [], False
-    for child in tree.children:
-        if "decl_extends" in child["classes"]:
-            in_extends = True
-        elif {"decl_args", "impl_arg", "decl_type"} & set(child["classes"]):
-            in_extends = False
-            signature_boxes.append(child)
+    # An `extends` clause is not part of the signature: only argument and type boxes are.
+    signature_boxes = [c for c in tree.children if {"decl_args", "impl_arg", "decl_type"} & set(c["classes"])]
     text = " ".join(" ".join(box["text"].split()) for box in signature_boxes)
     constants = {
         unquote(href.split("#", 1)[1])

@@ -13,12 +13,10 @@ from pathlib import Path
 import anyio
 import httpx
 import httpx2
-from click.testing import CliRunner
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from service_support import free_port, sample_root  # noqa: F401  (fixture)
 
-from leanindex.cli import main
 
 
 

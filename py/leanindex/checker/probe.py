@@ -125,7 +125,7 @@ def _declared_name(command: InfoTree) -> str | None:
 def probe_command(found: Survey, nonce: int) -> tuple[str, dict[int, Declaration]]:
     """The probe's Lean text and, for each `#print axioms` line (1-based), its declaration."""
     lines = [f"#check ({nonce} : Nat)"]
-    for kind, name in reversed(found.open_scopes):
+    for _kind, name in reversed(found.open_scopes):
         lines.append(f"end {name}" if name else "end")
     by_line: dict[int, Declaration] = {}
     for decl in found.declarations:
