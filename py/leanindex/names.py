@@ -158,7 +158,7 @@ def parse_name(text: str) -> Components:
         segments = text.split(".")
         if "" in segments:
             raise NameSyntaxError(f"empty component in {text!r}")
-        return tuple(int(s) if s.isascii() and s.isdigit() else s for s in segments)
+        return tuple(_segment(s, text) for s in segments)
     parts: list[Component] = []
     i, n = 0, len(text)
     while True:
@@ -178,7 +178,7 @@ def parse_name(text: str) -> Components:
                 raise NameSyntaxError(f"empty component in {text!r}")
             if ESCAPE_OPEN in segment or ESCAPE_CLOSE in segment:
                 raise NameSyntaxError(f"misplaced «» in {text!r}")
-            parts.append(int(segment) if segment.isascii() and segment.isdigit() else segment)
+            parts.append(_segment(segment, text))
             i = end
         if i >= n:
             return tuple(parts)
@@ -198,6 +198,16 @@ def printed_namespace(name: str, components: Sequence[Component]) -> str | None:
     last = components[-1]
     printed_last = len(str(last)) if isinstance(last, int) else len(last) + (2 if name.endswith(ESCAPE_CLOSE) else 0)
     return name[: len(name) - printed_last - 1]
+
+
+def _segment(segment: str, text: str) -> Component:
+    """An unescaped segment: digits are a numeric component, printed by Lean without leading
+    zeros (a string component `01` would be escaped as `«01»`); anything else is a string."""
+    if segment.isascii() and segment.isdigit():
+        if len(segment) > 1 and segment[0] == "0":
+            raise NameSyntaxError(f"numeric component {segment!r} with a leading zero in {text!r}")
+        return int(segment)
+    return segment
 
 
 def namespace_key(components: Sequence[Component]) -> str:
