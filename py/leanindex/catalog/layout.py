@@ -59,22 +59,27 @@ class CatalogPaths:
 
     @property
     def catalog_dir(self) -> Path:
+        """`ROOT/catalog/<profile>`: the link to the profile's current build."""
         return self.root / "catalog" / self.profile
 
     @property
     def builds_dir(self) -> Path:
+        """`ROOT/catalog/.builds`: complete builds and the one in progress."""
         return self.root / "catalog" / ".builds"
 
     @property
     def declarations(self) -> Path:
+        """The canonical Parquet table of the current build."""
         return self.catalog_dir / DECLARATIONS_FILE
 
     @property
     def database(self) -> Path:
+        """The serving DuckDB file of the current build."""
         return self.catalog_dir / DATABASE_FILE
 
     @property
     def manifest(self) -> Path:
+        """`ROOT/manifests/<profile>.json`."""
         return self.root / "manifests" / f"{self.profile}.json"
 
     @classmethod

@@ -18,6 +18,8 @@ class VerdictCache:
         self._lock = threading.Lock()
 
     def get(self, key: tuple[str, bool, str]) -> CheckResponse | None:
+        """The cached response for `(environment digest, protected, code sha256)`, or None;
+        a hit becomes the most recently used entry."""
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
@@ -25,6 +27,8 @@ class VerdictCache:
             return found
 
     def put(self, key: tuple[str, bool, str], response: CheckResponse) -> None:
+        """Remember a verdict, dropping the least recently used entry beyond `capacity`
+        (nothing is kept when `capacity` is 0)."""
         if self.capacity == 0:
             return
         with self._lock:

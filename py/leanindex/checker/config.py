@@ -21,9 +21,6 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
 from .models import MAX_TIMEOUT_S
 
-GIB = 1 << 30
-
-
 class CheckerConfig(BaseModel):
     """Everything a checker for one profile needs.
 

@@ -39,7 +39,6 @@ class ProfilePool:
         self._starting = 0
         self._spare: asyncio.Future[Worker] | None = None
         self._closed = False
-        self._last_start_error: LeanIndexError | None = None
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=2 * config.workers + 2, thread_name_prefix=f"leanindex-check-{config.profile}"
         )
@@ -61,11 +60,9 @@ class ProfilePool:
         self._starting += 1
         try:
             await self._in_thread(worker.start)
-        except BaseException as error:
+        except BaseException:
             self._all.discard(worker)
             worker.close()
-            if isinstance(error, LeanIndexError):
-                self._last_start_error = error
             raise
         finally:
             self._starting -= 1
@@ -178,6 +175,7 @@ class ProfilePool:
 
     @property
     def idle(self) -> int:
+        """Warm workers waiting for a check."""
         return len(self._idle)
 
     def process_ids(self) -> list[int]:

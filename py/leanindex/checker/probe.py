@@ -55,6 +55,7 @@ class Scopes:
     stack: list[tuple[str, str]] = field(default_factory=list)
 
     def namespace(self) -> tuple[str, ...]:
+        """The open namespaces, outermost first (sections left out)."""
         return tuple(name for kind, name in self.stack if kind == "namespace")
 
 

@@ -163,6 +163,7 @@ class Worker:
 
     @property
     def alive(self) -> bool:
+        """Whether the REPL process is running."""
         return self.server is not None and self.server.is_alive()
 
     def rss_mb(self) -> float:
