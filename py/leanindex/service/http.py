@@ -41,7 +41,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from .. import __version__
-from ..catalog.layout import normalize_profile
+from ..catalog.layout import CatalogPaths, normalize_profile
 from ..engine import Engine
 from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
 from ..models import (
@@ -197,7 +197,8 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
             profile = normalize_profile(environment)
         except LeanIndexError:
             return "-"
-        if profile not in engine.profiles():
+        # One stat, not a listing of manifests/, on every request.
+        if not CatalogPaths(engine.root, profile).manifest.exists():
             return "-"
         request.scope["state"][ENVIRONMENT_KEY] = profile.upper()
         return profile.upper()
