@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from checker_support import STANDIN, make_layout, set_control, standin_config, transcripts_dir
+from lakefakes import write_launcher
 from leanindex.checker import Checker, CheckRequest, CheckResponse
 from leanindex.cli import main
 from leanindex.errors import ErrorCode, LeanIndexError
@@ -71,6 +72,31 @@ def test_accepted_recorded_theorem(tmp_path):
     assert r.environment == "TEST" and r.lean_toolchain == "v4.33.0-rc2"
     assert r.code_sha256 == hashlib.sha256(SHOW_P.encode()).hexdigest()
     assert r.isolation.scrubbed_environment and "RLIMIT_AS" in r.isolation.rlimits
+
+
+def test_repl_starts_under_the_projects_toolchain_in_a_private_directory(tmp_path, monkeypatch):
+    """elan's `lake` picks the toolchain from ELAN_TOOLCHAIN, else from the working directory's
+    `lean-toolchain`, never from `-d`: the stand-in `lake` records the choice elan would make,
+    its working directory and its environment."""
+    log = tmp_path / "lake-calls.jsonl"
+    lake = write_launcher(tmp_path / "bin" / "lake", STANDIN / "fake_lake.py", {"FAKE_LAKE_LOG": str(log)})
+    # A caller's own toolchain choice and secrets must not reach the REPL.
+    monkeypatch.setenv("ELAN_TOOLCHAIN", "leanprover/lean4:v4.0.0")
+    monkeypatch.setenv("LEANINDEX_TEST_SECRET", "not for Lean")
+
+    async def scenario(checker, _):
+        return await check(checker, SHOW_P)
+
+    r = run(tmp_path, scenario, lake=lake)
+    assert r.verdict == "accepted"
+    [call] = [json.loads(line) for line in log.read_text().splitlines()]
+    project = tmp_path / "project"
+    assert call["args"][:3] == ["-d", str(project), "env"]
+    assert call["toolchain"] == (project / "lean-toolchain").read_text().strip()
+    private = Path(call["cwd"])
+    assert call["env"]["HOME"] == call["env"]["TMPDIR"] == str(private)
+    assert project not in private.parents and private != project
+    assert "LEANINDEX_TEST_SECRET" not in call["env"]
 
 
 def test_rejected_and_incomplete_from_recordings(tmp_path):

@@ -3,8 +3,9 @@ header elaborated once; runs a check (submission, then the axiom probe) synchron
 
 `IsolatedLeanServer` keeps lean-interact's protocol code (`run`, `_execute_cmd_in_repl`, the
 response models) and replaces only how the process is started and stopped: `lake -d <project>
-env <repl>` under `unshare`, with a scrubbed environment, a private working directory and HOME,
-resource limits, stderr to a file, and its own process group, killed whole.
+env <repl>` under `unshare`, with a scrubbed environment that pins the project's toolchain
+(`ELAN_TOOLCHAIN`, see `isolation.make_sandbox`), a private working directory and HOME, resource
+limits, stderr to a file, and its own process group, killed whole.
 """
 
 from __future__ import annotations
