@@ -99,6 +99,17 @@ def test_repl_starts_under_the_projects_toolchain_in_a_private_directory(tmp_pat
     assert "LEANINDEX_TEST_SECRET" not in call["env"]
 
 
+def test_info_tree_nodes_of_kinds_lean_interact_does_not_list_are_accepted(tmp_path):
+    """Lean 4.35 writes `DocElabInfo`/`DocInfo`/`ErrorNameInfo` nodes (scripted here, in the
+    REPL's shape); they must not turn a valid check into `backend_error`."""
+
+    async def scenario(checker, _):
+        return await check(checker, "/-- A documented theorem. -/\ntheorem documented : True := trivial")
+
+    r = run(tmp_path, scenario)
+    assert r.verdict == "accepted" and [a.name for a in r.axioms] == ["documented"]
+
+
 def test_rejected_and_incomplete_from_recordings(tmp_path):
     codes = {
         "kernel": "example : 1 = 0 := by\n  cases 1\n  rfl\n  apply ?succ",  # app_type_mismatch

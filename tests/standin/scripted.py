@@ -166,6 +166,18 @@ _script(
     [declaration("example : 2 + 2 = 4 := rfl", "example", None, (1, 0), (1, 26))],
 )
 
+
+def other_info(kind: str, children: list[dict] | None = None) -> dict:
+    """A node of a kind the REPL writes without a `node` (REPL `InfoTree.toJson` fills `node`
+    only for term, command and tactic infos), e.g. Lean 4.35's `DocInfo`."""
+    return {"kind": kind, "node": None, "children": children or []}
+
+
+_DOCUMENTED = "/-- A documented theorem. -/\ntheorem documented : True := trivial"
+_documented = declaration(_DOCUMENTED, "theorem", "documented", (1, 0), (2, 36))
+_documented["children"] += [other_info("DocElabInfo"), other_info("DocInfo", [other_info("ErrorNameInfo")])]
+_script(_DOCUMENTED, [_documented])
+
 #: `#print axioms` answers: name at the declaration site -> (full name, axioms).
 AXIOMS: dict[str, tuple[str, list[str]]] = {
     "show_p": ("show_p", []),
@@ -177,6 +189,7 @@ AXIOMS: dict[str, tuple[str, list[str]]] = {
     "big": ("big", ["big._native.native_decide.ax_1_1"]),
     "em'": ("em'", ["propext", "Classical.choice", "Quot.sound"]),
     "bar": ("Foo.bar", []),
+    "documented": ("documented", []),
 }
 
 

@@ -28,6 +28,7 @@ from .config import CheckerConfig
 from .forbidden import ForbiddenUse, find_forbidden
 from .isolation import Sandbox, make_sandbox
 from .probe import ProbeResult, Survey, probe_command, read_probe, survey
+from .replies import parse_command_response
 
 
 class IsolatedLeanServer(LeanServer):
@@ -239,16 +240,13 @@ class Worker:
         return response
 
     def _run_lenient(self, command: Command, timeout: float) -> CommandResponse | LeanError:
-        """`LeanServer.run` for a `Command`, except that info-tree command nodes without an
-        elaborator are accepted: the REPL writes `"elaborator": null` for them
-        (`CommandInfo.toJson`), which lean-interact's `CommandNode` model refuses."""
+        """`LeanServer.run` for a `Command`, except that the answer is read by
+        `replies.parse_command_response`, which accepts the info-tree nodes lean-interact's
+        models refuse (unlisted kinds, holes, anonymous elaborators)."""
         assert self.server is not None
         request = self.server._augment_request(command)
         raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=timeout)
-        if set(raw) == {"message"}:
-            return LeanError.model_validate(raw)
-        _fill_elaborators(raw.get("infotree") or [])
-        return CommandResponse.model_validate(raw)
+        return parse_command_response(raw)
 
     def _stderr_tail(self) -> str:
         server = self.server
@@ -259,18 +257,6 @@ class Worker:
         server, self.server = self.server, None
         if server is not None:
             server.kill()
-
-
-def _fill_elaborators(trees: list) -> None:
-    stack = list(trees)
-    while stack:
-        tree = stack.pop()
-        if not isinstance(tree, dict):
-            continue
-        node = tree.get("node")
-        if tree.get("kind") == "CommandInfo" and isinstance(node, dict) and node.get("elaborator") is None:
-            node["elaborator"] = ""
-        stack.extend(tree.get("children") or [])
 
 
 def _short(error: BaseException, limit: int = 300) -> str:
