@@ -176,6 +176,23 @@ def test_axiom_allowlist(tmp_path):
     assert example.verdict == "rejected" and [x.code for x in example.reasons] == ["axioms_unverified"]
 
 
+def test_anonymous_instance_is_never_accepted_silently(tmp_path):
+    """An anonymous `instance` has no `declId`: its axioms cannot be printed by name, so it is
+    reported as unverified; a named one is probed like any declaration."""
+    anonymous = "instance : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
+    named = "instance instBig : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
+
+    async def scenario(checker, _):
+        return await check(checker, anonymous), await check(checker, named)
+
+    a, n = run(tmp_path, scenario)
+    assert a.verdict == "rejected" and a.axioms == []
+    assert [(x.code, x.command, x.start.line) for x in a.reasons] == [("axioms_unverified", "instance", 1)]
+    assert "anonymous `instance`" in a.reasons[0].message
+    assert n.verdict == "rejected" and [x.code for x in n.reasons] == ["disallowed_axiom"]
+    assert n.axioms[0].flagged == ["instBig._native.native_decide.ax_1_1"]
+
+
 @pytest.mark.parametrize(
     ("code", "command", "line"),
     [

@@ -178,6 +178,12 @@ _documented = declaration(_DOCUMENTED, "theorem", "documented", (1, 0), (2, 36))
 _documented["children"] += [other_info("DocElabInfo"), other_info("DocInfo", [other_info("ErrorNameInfo")])]
 _script(_DOCUMENTED, [_documented])
 
+# An anonymous instance: Lean generates its name (`mkInstanceName`); no `declId` binder names it.
+_ANONYMOUS = "instance : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
+_script(_ANONYMOUS, [declaration(_ANONYMOUS, "instance", None, (1, 0), (1, len(_ANONYMOUS)))])
+_NAMED = "instance instBig : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
+_script(_NAMED, [declaration(_NAMED, "instance", "instBig", (1, 0), (1, len(_NAMED)))])
+
 #: `#print axioms` answers: name at the declaration site -> (full name, axioms).
 AXIOMS: dict[str, tuple[str, list[str]]] = {
     "show_p": ("show_p", []),
@@ -190,6 +196,7 @@ AXIOMS: dict[str, tuple[str, list[str]]] = {
     "em'": ("em'", ["propext", "Classical.choice", "Quot.sound"]),
     "bar": ("Foo.bar", []),
     "documented": ("documented", []),
+    "instBig": ("instBig", ["instBig._native.native_decide.ax_1_1"]),
 }
 
 

@@ -170,7 +170,7 @@ class Checker:
             raw.response,
             raw.forbidden,
             raw.probe.axioms,
-            raw.probe.unanswered,
+            raw.probe.unanswered + raw.found.unnamed,
             raw.found.examples,
             protect,
         )
