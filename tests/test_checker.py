@@ -242,6 +242,41 @@ def test_refusals_before_the_repl(tmp_path):
     assert e["large"].code is ErrorCode.PAYLOAD_TOO_LARGE
 
 
+def test_imports_of_modules_that_do_not_exist_are_refused(tmp_path):
+    """`Lean.Nope` lies under the profile's `Lean` by name, but no `.olean` of it is on the REPL's
+    search path (tests/standin/lake's toolchain has `Lean.Elab`, not `Lean.Nope`)."""
+
+    async def scenario(checker, _):
+        with pytest.raises(LeanIndexError) as caught:
+            await check(checker, "import Lean.Elab\nimport Lean.Nope\n" + SHOW_P)
+        ok = await check(checker, "import Lean.Elab\n" + SHOW_P)
+        return caught.value, ok, checker.pool("TEST").idle
+
+    error, ok, idle = run(tmp_path, scenario)
+    assert error.code is ErrorCode.HEADER_MISMATCH and error.details["unknown_modules"] == ["Lean.Nope"]
+    assert ok.verdict == "accepted" and idle == 1  # the refusal gave its worker back
+
+
+def test_a_lake_that_sets_no_search_path_fails_the_start(tmp_path):
+    lake = tmp_path / "bin" / "lake"
+    lake.parent.mkdir(parents=True)
+    lake.write_text('#!/bin/sh\nshift 2\nshift\nexec "$@"\n')  # `-d DIR env CMD...` without Lake's variables
+    lake.chmod(0o755)
+    config, _ = standin_config(tmp_path, transcripts=TRANSCRIPTS, lake=lake)
+
+    async def go():
+        checker = Checker(config)
+        try:
+            with pytest.raises(LeanIndexError) as caught:
+                await checker.start()
+            return caught.value, checker.pool("TEST").process_ids()
+        finally:
+            await checker.close()
+
+    error, groups = asyncio.run(go())
+    assert error.code is ErrorCode.BACKEND_ERROR and error.details["stage"] == "start" and groups == []
+
+
 def test_header_failure_is_reported_and_not_kept(tmp_path):
     config, control = standin_config(tmp_path, transcripts=TRANSCRIPTS)
     set_control(control, header_fails=True)

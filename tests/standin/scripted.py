@@ -184,6 +184,10 @@ _script(_ANONYMOUS, [declaration(_ANONYMOUS, "instance", None, (1, 0), (1, len(_
 _NAMED = "instance instBig : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
 _script(_NAMED, [declaration(_NAMED, "instance", "instBig", (1, 0), (1, len(_NAMED)))])
 
+# `import Lean.Elab` then the recorded `show_p` theorem, as the checker sends it: header blanked.
+_SHOW_P = "theorem show_p (p: Prop) (h : p) : p := by exact h"
+_script(" " * len("import Lean.Elab") + "\n" + _SHOW_P, [declaration(_SHOW_P, "theorem", "show_p", (2, 0), (2, len(_SHOW_P)))])
+
 #: `#print axioms` answers: name at the declaration site -> (full name, axioms).
 AXIOMS: dict[str, tuple[str, list[str]]] = {
     "show_p": ("show_p", []),

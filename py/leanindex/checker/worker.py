@@ -18,12 +18,15 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
+import psutil
 from lean_interact import Command, LeanREPLConfig, LeanServer
 from lean_interact.interface import CommandResponse, LeanError
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, LeanIndexError
+from ..lake.tools import LakeEnvironment
 from .config import CheckerConfig
 from .forbidden import ForbiddenUse, find_forbidden
 from .isolation import Sandbox, make_sandbox
@@ -128,6 +131,8 @@ class Worker:
         self._repl_config = repl_config
         self.server: IsolatedLeanServer | None = None
         self.header_env: int | None = None
+        #: Where this REPL finds `.olean` files (set by `start`).
+        self.search_path: list[Path] = []
         self.checks = 0
         self.tainted = False
         self._lock = threading.Lock()
@@ -162,6 +167,11 @@ class Worker:
                 {"stage": "header", "errors": errors or [getattr(response, "message", "")]},
             )
         self.header_env = response.env
+        try:
+            self.search_path = repl_search_path(self.server.pgid)
+        except LeanIndexError:
+            self.close()
+            raise
 
     @property
     def alive(self) -> bool:
@@ -257,6 +267,39 @@ class Worker:
         server, self.server = self.server, None
         if server is not None:
             server.kill()
+
+
+def repl_search_path(root_pid: int | None) -> list[Path]:
+    """Where the REPL started as process `root_pid` looks for `.olean` files.
+
+    `lake env` starts the REPL with `LEAN_PATH` and `LEAN_SYSROOT` set; the first process of the
+    tree (`root_pid`, then its descendants, oldest first) whose environment has either is the
+    REPL, and its search path is `LEAN_PATH`'s entries then `<LEAN_SYSROOT>/lib/lean`
+    (`lake.tools.LakeEnvironment.search_path`, Lean's `initSearchPath`), relative entries taken
+    from its working directory as Lean does. Raises `LeanIndexError(backend_error)` (stage
+    `start`) when no process of the tree has them, so imports could not be resolved.
+    """
+    processes: list[psutil.Process] = []
+    if root_pid is not None:
+        try:
+            root = psutil.Process(root_pid)
+            processes = [root, *sorted(root.children(recursive=True), key=lambda p: p.create_time())]
+        except psutil.Error:
+            processes = []
+    for process in processes:
+        try:
+            environ, cwd = process.environ(), Path(process.cwd())
+        except psutil.Error:
+            continue
+        if "LEAN_PATH" in environ or "LEAN_SYSROOT" in environ:
+            entries = [cwd / entry for entry in environ.get("LEAN_PATH", "").split(os.pathsep) if entry]
+            sysroot = environ.get("LEAN_SYSROOT") or None
+            return LakeEnvironment(lean_path=entries, sysroot=cwd / sysroot if sysroot else None).search_path()
+    raise LeanIndexError(
+        ErrorCode.BACKEND_ERROR,
+        "no process of the REPL has LEAN_PATH or LEAN_SYSROOT, so its imports cannot be resolved (is the lake a Lake?)",
+        {"stage": "start"},
+    )
 
 
 def _short(error: BaseException, limit: int = 300) -> str:
