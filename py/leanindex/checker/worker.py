@@ -138,10 +138,12 @@ class Worker:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        """Start the REPL and elaborate the header (`import` of each profile import).
+        """Start the REPL, elaborate the header (`import` of each profile import) and read the
+        REPL's search path (`repl_search_path`).
 
         Raises `LeanIndexError(backend_error)` with `details.stage = "header"` when the REPL
-        cannot start or the header does not elaborate (the worker is then dead and never used).
+        cannot start or the header does not elaborate, `"start"` when the REPL has no search path
+        (the worker is then dead and never used).
         """
         try:
             self.server = IsolatedLeanServer(self._repl_config, self.config)
