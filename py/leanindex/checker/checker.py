@@ -25,7 +25,7 @@ from lean_interact import LeanREPLConfig, LocalProject
 from ..errors import ErrorCode, LeanIndexError
 from .cache import VerdictCache
 from .config import CheckerConfig
-from .header import parse_header, uncovered_imports
+from .header import parse_header, uncovered_imports, unknown_modules
 from .isolation import make_sandbox
 from .models import CheckRequest, CheckResponse, Isolation, Timings
 from .pool import ProfilePool
@@ -76,7 +76,7 @@ class Checker:
     `check` raises `LeanIndexError` for tool failures and refusals, never for Lean rejecting
     the code (that is a `rejected` verdict): `unknown_environment` (profile not configured),
     `payload_too_large` (code over `max_code_bytes`), `header_mismatch` (imports outside the
-    profile, or `prelude`), `invalid_request` (timeout over the cap, malformed header), `busy`
+    profile, imports of modules that do not exist, or `prelude`), `invalid_request` (timeout over the cap, malformed header), `busy`
     (queue full), `timeout` (the REPL was killed and is being replaced), `backend_error` (REPL
     crashed, answered garbage, or the profile's header does not elaborate).
     """
@@ -157,6 +157,14 @@ class Checker:
             return hit.model_copy(update={"cached": True, "timings": Timings(queue_ms=0.0, check_ms=0.0, total_ms=total)})
         timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
         worker = await pool.acquire()
+        unknown = unknown_modules(header.imports, worker.search_path)
+        if unknown:
+            pool.give_back(worker)
+            raise LeanIndexError(
+                ErrorCode.HEADER_MISMATCH,
+                f"no such module in {config.profile.upper()}'s environment: {', '.join(unknown)}",
+                {"unknown_modules": unknown, "profile_imports": config.imports},
+            )
         acquired = time.perf_counter()
         raw: RawCheck = await pool.run(worker, worker.check, header.body, timeout_s)
         response = self._respond(config, raw, protect, digest, queue_ms=(acquired - received) * 1000, received=received)
@@ -170,7 +178,7 @@ class Checker:
             raw.response,
             raw.forbidden,
             raw.probe.axioms,
-            raw.probe.unanswered,
+            raw.probe.unanswered + raw.found.unnamed,
             raw.found.examples,
             protect,
         )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import mathlib_commit_of, read_manifest
 from ..errors import ErrorCode, LeanIndexError
+from ..lake.project import read_toolchain
 from ..models import EnvironmentIdentity
 from .models import MAX_TIMEOUT_S
 
@@ -168,10 +169,9 @@ def _resolve_executable(path: str | Path) -> Path:
 def _same_toolchain(pinned: str | None, project_dir: Path, profile: str) -> None:
     """Refuse a project whose `lean-toolchain` differs from the one the manifest pins: the REPL
     would answer for another Lean than the environment identity on every response claims."""
-    toolchain_file = project_dir / "lean-toolchain"
-    if pinned is None or not toolchain_file.is_file():
+    actual = read_toolchain(project_dir)
+    if pinned is None or actual is None:
         return
-    actual = toolchain_file.read_text(encoding="utf-8").strip()
     if actual != pinned.strip():
         raise LeanIndexError(
             ErrorCode.INVALID_REQUEST,

@@ -84,6 +84,10 @@ class ProfilePool:
                 return
         self._idle.append(worker)
 
+    def give_back(self, worker: Worker) -> None:
+        """Return a worker taken with `acquire` but not used (its check was refused before it ran)."""
+        self._release(worker)
+
     async def acquire(self) -> Worker:
         """A ready worker; waits in the bounded queue. Raises `busy` when the queue is full,
         and the last start failure when no worker is running or starting."""
