@@ -74,19 +74,9 @@ CASES = [
     ),
     Case("sorry", (("usesSorry", ()),), Verdict.INCOMPLETE, (ReasonCode.SORRY,), {"usesSorry": ["sorryAx"]}),
     # Error recovery puts a synthetic `sorry` in the failed declaration: both show.
-    Case(
-        "unknown_identifier",
-        (("broken", ()),),
-        Verdict.REJECTED,
-        (ReasonCode.ERROR, ReasonCode.SORRY),
-        {"broken": ["sorryAx"]},
-    ),
-    Case(
-        "type_mismatch",
-        (("mismatched", ()),),
-        Verdict.REJECTED,
-        (ReasonCode.ERROR, ReasonCode.SORRY),
-        {"mismatched": ["sorryAx"]},
+    *(
+        Case(file, ((name, ()),), Verdict.REJECTED, (ReasonCode.ERROR, ReasonCode.SORRY), {name: ["sorryAx"]})
+        for file, name in (("unknown_identifier", "broken"), ("type_mismatch", "mismatched"))
     ),
 ]
 

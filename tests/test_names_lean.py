@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import leanlib
+from lean_oracle import related_pair
 from leanindex.lake.oleans import olean_relative_path
 from leanindex.names import NameSyntaxError, format_name, name_cmp, parse_name
 
@@ -57,22 +58,11 @@ NAME = st.lists(COMPONENT, min_size=1, max_size=5).map(tuple)
 MODULE = st.lists(st.one_of(IDENT, SPECIAL, ANY_TEXT), min_size=1, max_size=4).map(tuple)
 
 
-@st.composite
-def related_pair(draw: st.DrawFn) -> tuple[tuple[str | int, ...], tuple[str | int, ...]]:
-    """Two names sharing a prefix or a suffix, so ties at some component are common."""
-    shared = draw(st.lists(COMPONENT, max_size=3))
-    a = tuple(draw(st.lists(COMPONENT, max_size=3)) + shared)
-    b = tuple(draw(st.lists(COMPONENT, max_size=3)) + shared)
-    if draw(st.booleans()):
-        b = a[: draw(st.integers(0, len(a)))] + b
-    return a, b
-
-
 # --- properties ---------------------------------------------------------------------------------
 
 
 @PROPERTIES
-@given(related_pair())
+@given(related_pair(COMPONENT))
 def test_name_cmp_is_lean_name_cmp(pair: tuple[tuple[str | int, ...], tuple[str | int, ...]]) -> None:
     a, b = pair
     COMPARED["Name.cmp"] += 1
