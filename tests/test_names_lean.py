@@ -121,3 +121,49 @@ def test_module_file_follows_string_to_name(module: tuple[str, ...]) -> None:
 def test_oracle_is_the_v4_35_0_release(tmp_path: Path) -> None:
     run = leanlib.run_lean(["--githash"], tmp_path)
     assert (run.returncode, run.stdout.strip()) == (0, leanlib.LEAN_GITHASH)
+
+
+# --- what the extractor's flags rest on ---------------------------------------------------------
+# `names.py` has no private/internal helpers: `is_private` and `is_internal` come from the
+# extractor, which calls Lean's `isPrivateName`, `privateToUserName?` and `isInternalDetail`
+# (LeanIndex/Flags.lean). These pin what those Lean functions really answer, as the extractor and
+# the tests reading its stream assume.
+
+
+@PROPERTIES
+@given(st.one_of(NAME, NAME.map(lambda c: ("_private", *c))))
+def test_private_means_a_private_root_printed_first(components: tuple[str | int, ...]) -> None:
+    """`isPrivateName` holds exactly when the root component is `_private`, and such a name
+    prints starting with `_private` (what `test_extractor_lean` reads from the stream)."""
+    COMPARED["isPrivateName"] += 1
+    private = leanlib.is_private_name(components)
+    assert private == (components[0] == "_private")
+    if private:
+        assert leanlib.name_to_string(components).startswith("_private")
+
+
+@pytest.mark.parametrize(
+    ("private", "user"),
+    [
+        (("_private", "Init", "Data", 0, "Nat", "secret"), ("Nat", "secret")),
+        (("_private", "M", 0, "Nat", "x", 1, "y"), ("Nat", "x", 1, "y")),
+    ],
+)
+def test_private_to_user_name_drops_the_module_prefix(private: tuple[str | int, ...], user: tuple[str | int, ...]) -> None:
+    assert leanlib.private_to_user_name(private) == user
+    assert leanlib.private_to_user_name(user) is None
+    # Every private name is an internal detail (`_private` starts with `_`): the extractor
+    # asks `isInternalDetail` of the user name.
+    assert leanlib.is_internal_detail(private)
+
+
+@pytest.mark.parametrize("last", ["noConfusionType", "noConfusion", "injEq", "inj", "sizeOf_spec", "ctorIdx", "eq_def", "casesOn", "rec", "below"])
+def test_generated_declarations_that_is_internal_detail_misses(last: str) -> None:
+    """Auto-generated declarations users never search for that `isInternalDetail` does not
+    flag: the extractor needs a further rule for them."""
+    assert not leanlib.is_internal_detail(("Nat", last))
+
+
+@pytest.mark.parametrize("last", ["match_1", "_simp_1", "proof_1", "omega_1", "eq_1", "_auxLemma", "_unsafe_rec", "_hyg"])
+def test_generated_declarations_that_is_internal_detail_flags(last: str) -> None:
+    assert leanlib.is_internal_detail(("Nat", last))
