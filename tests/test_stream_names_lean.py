@@ -14,7 +14,7 @@ import leanlib
 from leanindex.catalog.stream import StreamSummary, read_stream
 from leanindex.engine import Engine
 from leanindex.errors import LeanIndexError
-from leanindex.models import SearchRequest
+from leanindex.models import InspectRequest, SearchRequest
 from leanindex.names import NameSyntaxError, name_sort_key, parse_name, printed_namespace
 from streamkit import build, declaration, stream
 
@@ -65,6 +65,8 @@ def test_stream_accepts_lean_printing_that_does_not_read_back(tmp_path: Path) ->
         assert [(r.name, r.namespace) for r in found.results] == [("Foo.x»y", "Foo")]
         hygienic = engine.search(SearchRequest(environment="T", name_contains="_hyg", namespace_prefixes=["Lean.Elab"]))
         assert [r.name for r in hygienic.results] == ["Lean.Elab.a.b._@.Lean.Elab._hyg.42"]
+        inspected = engine.inspect(InspectRequest(environment="T", declaration_name="Foo.a».b"))
+        assert (inspected.components, inspected.namespace) == (["Foo", "a»", "b"], "Foo.a»")
     finally:
         engine.close()
 
