@@ -94,7 +94,9 @@ class DeclarationRecord(_Strict):
     """One constant of the environment (DESIGN.md record table).
 
     `components` are the name's components from the root (strings, integers for numeric
-    components); `name` must read back to exactly those components. `type_constants` are the
+    components); `name` must read back to exactly those components, or, where Lean's printing
+    cannot be read back (a component holding `»`; escaping off for names with macro scopes or
+    `✝`), be exactly Lean's `Name.toString` of them: the components are the identity. `type_constants` are the
     constants occurring in the elaborated type, sorted by code point, without duplicates.
     `type_fallback` is set when Lean's pretty printer failed and `type` is a fallback rendering.
     """

@@ -61,9 +61,9 @@ PARQUET_OPTIONS: dict[str, Any] = {
 
 _POSITION = pa.struct([("line", pa.int32()), ("column", pa.int32())])
 
-# How pyarrow reads a validated declaration line. `components` is left out: the validator has
-# checked that `parse_name(name)` gives exactly the components, so they are read back from the
-# name instead of being stored twice.
+# How pyarrow reads a validated declaration line. `components` is left out: the stored record
+# line keeps them (some printed names do not read back to their components), and the serving
+# tables hold their namespace key.
 _JSON_SCHEMA = pa.schema(
     [
         *_RECORD_FIELDS,
