@@ -51,13 +51,13 @@ structure Extraction where
   scopedInstances : NameSet
 
 /-- The record of one constant. A failed docstring lookup leaves it `null`; a failed type
-print falls back to the debug printer; a failure to read the range or the generated-declaration
-test (`declFacts`) fails the run. -/
+print falls back to the debug printer; a failed range lookup fails the run (no range makes a
+constant internal). -/
 def declRecord (x : Extraction) (ci : ConstantInfo) : IO DeclRecord := do
   let n := ci.name
   let (type, typeFallback) ← printType x.env ci.type
   let doc? ← tryCatch (findDocString? x.env n) fun _ => pure none
-  let facts ← declFacts x.env n
+  let range? ← declarationRange? x.env n
   let module? := (x.env.getModuleIdxFor? n).bind fun idx => x.moduleNames[idx.toNat]?
   let valueConstants? :=
     if x.withValues then
@@ -65,8 +65,8 @@ def declRecord (x : Extraction) (ci : ConstantInfo) : IO DeclRecord := do
         ((ci.value? (allowOpaque := true)).map (·.getUsedConstants)).getD #[]
     else
       none
-  return { info := ci, module?, type, typeFallback, doc?, range? := facts.range?,
-           flags := flagsOf x.env x.scopedInstances ci facts, valueConstants? }
+  return { info := ci, module?, type, typeFallback, doc?, range?,
+           flags := flagsOf x.env x.scopedInstances ci range?, valueConstants? }
 
 /-- Renders the records of `chunk` as NDJSON lines. -/
 def renderChunk (x : Extraction) (chunk : Array ConstantInfo) : IO (Array String) :=
