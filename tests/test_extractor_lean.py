@@ -175,8 +175,9 @@ def _dotted_names(type_text: str) -> set[str]:
 
 
 def test_dotted_names_tokenizer() -> None:
-    found = _dotted_names('∀ {n : Nat}, Nat.succ n ≠ 0 → _root_.Foo.bar «a.b».c _private.M.0.x "s.t" `Lean.Name 2.5')
-    assert found == {"Nat.succ", "Foo.bar", "«a.b».c", "_private.M.0.x"}
+    text = '∀ {n : Nat}, Nat.succ n ≠ 0 → _root_.Foo.bar «a.b».c _private.M.0.x "s.t" `Lean.Name 2.5 n.succ'
+    found = _dotted_names(text)
+    assert found == {"Nat.succ", "Foo.bar", "«a.b».c", "_private.M.0.x", "n.succ"}
 
 
 def test_printed_names_resolve(declarations: list[dict[str, Any]], by_name: dict[str, dict[str, Any]]) -> None:

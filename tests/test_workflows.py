@@ -21,8 +21,6 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 
-pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("git") is None, reason="needs bash and git")
-
 
 def _steps(workflow: str) -> list[dict[str, Any]]:
     data = yaml.safe_load((WORKFLOWS / workflow).read_text(encoding="utf-8"))
@@ -180,12 +178,13 @@ def test_lean_tests_step_fails_on_a_skipped_test(tmp_path: Path, bin_dir: Path, 
     skip = '<skipped type="pytest.skip" message="LEANINDEX_REPL does not point at a built REPL checkout" />'
     junit = JUNIT.format(skipped=int(skipped), skip=skip if skipped else "")
     (tmp_path / "junit.xml").write_text(junit)
-    _stub(bin_dir, "pytest", f'echo "$*" > "{tmp_path / "pytest-args"}"\ncp "{tmp_path / "junit.xml"}" lean-tests.xml\n')
+    args, junit_file = tmp_path / "pytest-args", tmp_path / "junit.xml"
+    _stub(bin_dir, "pytest", f'echo "$*" > "{args}"\ncp "{junit_file}" lean-tests.xml\n')
     (bin_dir / "python").symlink_to(sys.executable)
     work = tmp_path / "work"
     work.mkdir()
     result = _run_step(_step("lean.yml", "Lean-dependent tests (extractor and checker)"), work, bin_dir, {})
-    assert (tmp_path / "pytest-args").read_text().split() == ["-m", "lean", "-v", "-rs", "--junitxml=lean-tests.xml"]
+    assert args.read_text().split() == ["-m", "lean", "-v", "-rs", "--junitxml=lean-tests.xml"]
     assert result.returncode == (1 if skipped else 0), result.stderr
     expected = "::error title=Lean test skipped::tests.test_checker_lean::test_accepted: LEANINDEX_REPL does not point"
     assert (expected in result.stdout) == skipped
