@@ -200,10 +200,21 @@ def test_lean_tests_step_fails_when_pytest_fails(tmp_path: Path, bin_dir: Path) 
 
 
 def test_lean_workflow_order() -> None:
-    """The REPL exists before the tests run; the tests run before the catalog is built."""
+    """The REPL exists before the tests run; the manifest is built and compared even after a
+    failed test step, so every run leaves one in the artifact."""
     names = [s.get("name") for s in _steps("lean.yml")]
-    order = ["Build the pinned REPL", "Lean-dependent tests (extractor and checker)", "Build the core catalog"]
+    order = [
+        "Build the pinned REPL",
+        "Lean-dependent tests (extractor and checker)",
+        "Build the core catalog",
+        "Check the core manifest for drift",
+    ]
     assert [names.index(n) for n in order] == sorted(names.index(n) for n in order)
+    for name in order[2:]:
+        assert _step("lean.yml", name)["if"] == "${{ !cancelled() }}", name
+    upload = _steps("lean.yml")[-1]
+    assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"] == "always()"
+    assert "manifests/core.json" in upload["with"]["path"].split()
 
 
 # manifest.yml: drift fails the job, the pull request still opens
