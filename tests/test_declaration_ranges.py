@@ -12,16 +12,9 @@ in `Lean.declRangeExt` with the declarations the file spells out.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from lean_library import LEAN_MAIN, library_path
-
-TIMEOUT_S = 300
+from lean_library import build_olean, run_reader
 
 # Just enough of Lean's prelude for the front end to generate `casesOn`, `recOn` and the
 # `noConfusion` family (it needs `PUnit`, `Eq`, `HEq`, `Eq.ndrec`, `id`; the `lc*` axioms let the
@@ -58,38 +51,13 @@ WRITTEN = {
     "HEq", "HEq.refl", "id", "N", "N.zero", "N.succ", "P", "P.mk", "P.fst", "P.snd", "user_thm",
 }
 
-# Reads a module's constants and some extension entries: `Lean.readModuleData` returns
+# Reads a module's constants and its `Lean.declRangeExt` entries: `Lean.readModuleData` returns
 # `(ModuleData × CompactedRegion)`; `ModuleData`'s object fields are `imports`, `constNames`,
-# `constants`, `extraConstNames`, `entries : Array (Name × Array EnvExtensionEntry)`.
+# `constants`, `extraConstNames`, `entries : Array (Name × Array EnvExtensionEntry)`, and a
+# `declRangeExt` entry is a pair `(declaration name, DeclarationRanges)`.
 READER = r"""
-import ctypes, json, sys
-lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
-lib.lean_initialize()
-lib.initialize_Lean.restype = ctypes.c_void_p
-lib.initialize_Lean.argtypes = [ctypes.c_uint8, ctypes.c_void_p]
-lib.initialize_Lean(1, None)
-lib.lean_io_mark_end_initialization()
-P = ctypes.c_void_p
-def field(o, i): return P.from_address(o + 8 + 8 * i).value
-def tag(o): return ctypes.c_uint8.from_address(o + 7).value
-def array(o):
-    assert tag(o) == 246, "not an array"
-    return [P.from_address(o + 24 + 8 * i).value for i in range(ctypes.c_size_t.from_address(o + 8).value)]
-to_string = lib.l_Lean_Name_toString
-to_string.restype, to_string.argtypes = P, [P, ctypes.c_uint8]
-def name(o):
-    rc = ctypes.c_int32.from_address(o)
-    if rc.value > 0:
-        rc.value += 1  # `toString` consumes its argument
-    return ctypes.string_at(to_string(o, 1) + 32).decode()
-mk_string = lib.lean_mk_string
-mk_string.restype, mk_string.argtypes = P, [ctypes.c_char_p]
-read = lib.l_Lean_readModuleData
-read.restype, read.argtypes = P, [P, P]
-result = read(mk_string(sys.argv[2].encode()), 1)
-assert tag(result) == 0, "readModuleData failed"
-module_data = field(field(result, 0), 0)
-# `Lean.declRangeExt` entries are pairs `(declaration name, DeclarationRanges)`.
+path = fn("lean_mk_string", [ctypes.c_char_p])(sys.argv[2].encode())
+module_data = field(io(fn("l_Lean_readModuleData", [P])(path), "readModuleData"), 0)
 (ranges,) = [array(field(e, 1)) for e in array(field(module_data, 4)) if name(field(e, 0)) == "Lean.declRangeExt"]
 print(json.dumps({
     "constants": sorted(name(n) for n in array(field(module_data, 1))),
@@ -100,19 +68,8 @@ print(json.dumps({
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
-    lib = str(library_path())
-    folder = tmp_path_factory.mktemp("ranges")
-    source, olean = folder / "Ranges.lean", folder / "Ranges.olean"
-    source.write_text(SOURCE, encoding="utf-8")
-    # `lean -o` names the module after the file's path below the working directory.
-    run = [sys.executable, "-c", LEAN_MAIN, lib, "-o", olean.name, source.name]
-    built = subprocess.run(run, cwd=folder, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert built.returncode == 0, built.stdout + built.stderr
-    read = subprocess.run(
-        [sys.executable, "-c", READER, lib, str(olean)], capture_output=True, text=True, timeout=TIMEOUT_S
-    )
-    assert read.returncode == 0, read.stderr
-    return json.loads(read.stdout)
+    olean = build_olean(tmp_path_factory.mktemp("ranges"), "Ranges", SOURCE)
+    return run_reader(READER, str(olean))
 
 
 def test_written_declarations_have_a_range(module: dict[str, list[str]]) -> None:

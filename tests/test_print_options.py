@@ -16,12 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lean_library import LEAN_MAIN, library_path
+from lean_library import LEAN_MAIN, TIMEOUT_S, library_path
 
 REPO = Path(__file__).resolve().parents[1]
 PRINT_LEAN = REPO / "LeanIndex" / "Print.lean"
-TIMEOUT_S = 300
-
 DECLARATIONS = """prelude
 inductive N where
   | zero : N
