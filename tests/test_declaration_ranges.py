@@ -43,6 +43,7 @@ structure P where
   snd : N
 private axiom secret (n : N) : N
 axiom user_thm (n : N) : Eq n n
+init_quot
 """
 
 # Declarations written in SOURCE (constructors and projections included).
@@ -80,10 +81,20 @@ def test_written_declarations_have_a_range(module: dict[str, list[str]]) -> None
 
 
 def test_generated_declarations_have_none(module: dict[str, list[str]]) -> None:
-    generated = set(module["constants"]) - WRITTEN - {n for n in module["constants"] if n.startswith("_private.")}
+    constants = set(module["constants"])
+    others = WRITTEN | {n for n in constants if n.startswith(("Quot", "_private."))}
+    generated = constants - others
     # What the front end generated here, none of it with a range of its own; `findDeclarationRanges?`
     # lends recursors, `casesOn`/`recOn` and `noConfusion` their inductive's range, and those are
     # internal by their own tests, except the kernel recursors `.rec`, which stay visible.
     assert {"N.noConfusionType", "P.noConfusionType", "N.succ.noConfusion", "P.mk.noConfusion"} <= generated
     assert {"N.rec", "N.casesOn", "N.recOn", "N.noConfusion", "P.mk._flat_ctor"} <= generated
     assert generated.isdisjoint(module["ranges"])
+
+
+def test_quotient_constants_have_none(module: dict[str, list[str]]) -> None:
+    """`init_quot` adds the kernel's quotient constants without a range: the extractor keeps
+    them visible by their kind (`quotInfo`) instead."""
+    quotient = {"Quot", "Quot.mk", "Quot.lift", "Quot.ind"}
+    assert quotient <= set(module["constants"])
+    assert quotient.isdisjoint(module["ranges"])
