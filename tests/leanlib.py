@@ -37,12 +37,16 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import importlib.util
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 #: What the wheel's library reports (`lean --version` through `lean_main`).
 LEAN_VERSION = "4.35.0"
@@ -273,6 +277,78 @@ def run_lean(args: Sequence[str], cwd: Path, timeout_s: float = 120) -> LeanRun:
         timeout=timeout_s,
     )
     return LeanRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+def library_path_or_skip() -> Path:
+    """`library_path()`, or skip the calling test with the reason printed (see
+    `unavailable_reason`)."""
+    reason = unavailable_reason()
+    if reason is not None:
+        print(f"SKIP: {reason}")
+        pytest.skip(reason)
+    return library_path()
+
+
+# The start of a script that calls compiled Lean functions: `python -c READER_PRELUDE + BODY
+# LIBRARY ARGS...` (run it in a subprocess, as Lean's runtime stays initialised). It initialises
+# Lean's builtin state and defines helpers over Lean's object layout (`lean.h`): `field(o, i)`,
+# `tag(o)`, `array(o)`, `name(o)` (printed with `Name.toString`), `fn(symbol, argtypes, restype)`,
+# `mk_name(text)` (`String.toName`), `keep(o)` (one more reference, for functions that consume
+# their argument) and `io(result, what)` (the value of an `IO` result, or an AssertionError).
+READER_PRELUDE = r"""
+import ctypes, json, os, sys
+lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+lib.lean_initialize()
+lib.initialize_Lean.restype = ctypes.c_void_p
+lib.initialize_Lean.argtypes = [ctypes.c_uint8, ctypes.c_void_p]
+lib.initialize_Lean(1, None)
+lib.lean_io_mark_end_initialization()
+P = ctypes.c_void_p
+def field(o, i): return P.from_address(o + 8 + 8 * i).value
+def tag(o): return ctypes.c_uint8.from_address(o + 7).value
+def array(o):
+    assert tag(o) == 246, "not an array"
+    return [P.from_address(o + 24 + 8 * i).value for i in range(ctypes.c_size_t.from_address(o + 8).value)]
+def fn(symbol, argtypes, restype=P):
+    f = getattr(lib, symbol)
+    f.restype, f.argtypes = restype, argtypes
+    return f
+def keep(o):
+    rc = ctypes.c_int32.from_address(o)
+    if rc.value > 0:
+        rc.value += 1
+    return o
+_to_string = fn("l_Lean_Name_toString", [P, ctypes.c_uint8])
+def name(o): return ctypes.string_at(_to_string(keep(o), 1) + 32).decode()
+_mk_string = fn("lean_mk_string", [ctypes.c_char_p])
+_to_name = fn("l_String_toName", [P])
+def mk_name(text): return _to_name(_mk_string(text.encode()))
+def io(result, what):
+    assert tag(result) == 0, what + " failed"
+    return field(result, 0)
+"""
+
+
+
+def build_olean(folder: Path, module: str, source: str) -> Path:
+    """Writes `folder/<module>.lean` (a `prelude` file) and compiles it with the real front end
+    into `folder/<module>.olean`; returns that path. Skips without the library; fails the test
+    with Lean's messages when the file does not compile."""
+    library_path_or_skip()
+    (folder / f"{module}.lean").write_text(source, encoding="utf-8")
+    # `lean -o` names the module after the file's path below the working directory.
+    built = run_lean(["-o", f"{module}.olean", f"{module}.lean"], cwd=folder, timeout_s=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return folder / f"{module}.olean"
+
+
+def run_reader(body: str, *args: str) -> Any:
+    """Runs `READER_PRELUDE + body` on the library with `args` in a child process (Lean's
+    runtime stays initialised there); returns the JSON it prints. Skips without the library."""
+    run = [sys.executable, "-c", READER_PRELUDE + body, str(library_path_or_skip()), *args]
+    read = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert read.returncode == 0, f"status {read.returncode}: {read.stderr}"
+    return json.loads(read.stdout)
 
 
 def _lean_main(library_file: str, args: list[str]) -> int:

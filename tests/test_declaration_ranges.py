@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from lean_library import build_olean, run_reader
+from leanlib import build_olean, run_reader
 
 # Just enough of Lean's prelude for the front end to generate `casesOn`, `recOn` and the
 # `noConfusion` family (it needs `PUnit`, `Eq`, `HEq`, `Eq.ndrec`, `id`; the `lc*` axioms let the

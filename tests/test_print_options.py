@@ -12,11 +12,9 @@ name each constant by a name that resolves to it.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from lean_library import LEAN_MAIN, TIMEOUT_S, library_path
+from leanlib import library_path_or_skip, run_lean
 
 REPO = Path(__file__).resolve().parents[1]
 PRINT_LEAN = REPO / "LeanIndex" / "Print.lean"
@@ -60,12 +58,8 @@ def _check_lines(tmp_path: Path, options: dict[str, str]) -> list[str]:
     source = DECLARATIONS + "".join(f"set_option {k} {v}\n" for k, v in options.items()) + CHECKS
     path = tmp_path / "names.lean"
     path.write_text(source, encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-c", LEAN_MAIN, str(library_path()), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-    )
+    library_path_or_skip()
+    result = run_lean([str(path)], cwd=tmp_path, timeout_s=300)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout.splitlines()
 

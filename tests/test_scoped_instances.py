@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lean_library import build_olean, run_reader
+from leanlib import build_olean, run_reader
 
 SOURCE = """prelude
 universe u
