@@ -7,12 +7,15 @@ with them and serialise them unchanged. `api/` holds their JSON Schemas (see
 
 from __future__ import annotations
 
+from copy import copy
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
-from .records import Kind, SourceRange
+from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange
 
 ProfileId = Annotated[
     str,
@@ -210,34 +213,45 @@ class InspectRequest(_Model):
     declaration_name: DeclarationName
 
 
-class DeclarationFlags(_Model):
-    """The record's flags (see `leanindex.records.DeclarationRecord`)."""
-
-    is_private: bool
-    is_internal: bool
-    is_instance: bool
-    is_class: bool
-    is_structure: bool
-    is_unsafe: bool
-    is_deprecated: bool
-    type_fallback: bool
+def _record_field(name: str) -> tuple[Any, FieldInfo]:
+    """A record field as a response field: same type, and always present in an answer."""
+    field = copy(DeclarationRecord.model_fields[name])
+    field.default = PydanticUndefined
+    return field.annotation, field
 
 
-class InspectResponse(EnvironmentIdentity):
-    """Everything the catalog holds about one declaration."""
+DeclarationFlags = create_model(
+    "DeclarationFlags",
+    __base__=_Model,
+    __module__=__name__,
+    __doc__="The record's flags (see `leanindex.records.DeclarationRecord`).",
+    **{flag: (bool, ...) for flag in FLAG_FIELDS},
+)
 
-    name: str
-    components: list[str | int]
-    kind: Kind
-    type: str
-    namespace: str | None
-    module: str | None
-    range: SourceRange | None
-    doc: str | None
-    level_params: list[str]
-    type_constants: list[str]
-    value_constants: list[str] | None
-    flags: DeclarationFlags
+#: The record fields an inspect answer carries as they are (all but the line type and the flags).
+INSPECT_RECORD_FIELDS: tuple[str, ...] = tuple(
+    name for name in DeclarationRecord.model_fields if name != "record" and name not in FLAG_FIELDS
+)
+
+_NAMESPACE = (str | None, Field(description="The name without its last component; null at the root."))
+
+# Derived from the record so that a new record field reaches inspect answers without a second
+# definition; `namespace` follows `type` and the flags come last.
+InspectResponse = create_model(
+    "InspectResponse",
+    __base__=EnvironmentIdentity,
+    __module__=__name__,
+    __doc__="Everything the catalog holds about one declaration: the record's fields, its namespace "
+    "(the name without its last component; null at the root) and its flags.",
+    **{
+        field: spec
+        for name in INSPECT_RECORD_FIELDS
+        for field, spec in (
+            [(name, _record_field(name)), ("namespace", _NAMESPACE)] if name == "type" else [(name, _record_field(name))]
+        )
+    },
+    flags=(DeclarationFlags, ...),
+)
 
 
 class ErrorBody(_Model):

@@ -3,7 +3,8 @@
 Line 1 is a `HeaderRecord`, then one `DeclarationRecord` per constant in Lean's `Name.lt`
 order, then a `FooterRecord` with the count. The Lean extractor (`LeanIndex/`) writes exactly
 this; the doc-gen4 importer produces the same records. `api/declarations.schema.json` is
-generated from these models.
+generated from these models, and a declaration's fields are defined here once: the catalog's
+columns (`catalog/columns.py`), the inspect answer and its flags (`models.py`) derive from them.
 """
 
 from __future__ import annotations
@@ -127,13 +128,16 @@ class FooterRecord(_Strict):
     count: Annotated[StrictInt, Field(ge=0)]
 
 
-FLAG_FIELDS: tuple[str, ...] = (
-    "is_private",
-    "is_internal",
-    "is_instance",
-    "is_class",
-    "is_structure",
-    "is_unsafe",
-    "is_deprecated",
-    "type_fallback",
+FLAG_FIELDS: tuple[str, ...] = tuple(
+    name for name, field in DeclarationRecord.model_fields.items() if field.annotation is bool
 )
+"""The record's boolean fields, in record order (the flags of an inspect answer)."""
+
+
+def record_fields(*names: str) -> tuple[str, ...]:
+    """`names`, each checked to be a field of `DeclarationRecord`; raises `ValueError` naming
+    one that is not (so a list of record fields kept elsewhere cannot name a field that went)."""
+    unknown = [name for name in names if name not in DeclarationRecord.model_fields]
+    if unknown:
+        raise ValueError(f"not fields of a declaration record: {', '.join(unknown)}")
+    return names

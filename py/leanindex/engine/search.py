@@ -19,6 +19,7 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     Assurance,
     Completeness,
+    INSPECT_RECORD_FIELDS,
     DeclarationFlags,
     InspectRequest,
     InspectResponse,
@@ -30,7 +31,7 @@ from ..models import (
     UnknownConstant,
 )
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name, printed_namespace
-from ..records import FLAG_FIELDS, KIND_ORDER, Kind, SourceRange
+from ..records import FLAG_FIELDS, KIND_ORDER, DeclarationRecord, Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
 from .loaded import LoadedCatalog
 
@@ -213,17 +214,9 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
         )
     return InspectResponse(
         **catalog.identity().model_dump(),
-        name=row["name"],
-        components=row["components"],
-        kind=Kind(row["kind"]),
-        type=row["type"],
+        # An optional field the stored line leaves out has the record model's default.
+        **{name: row.get(name, DeclarationRecord.model_fields[name].get_default()) for name in INSPECT_RECORD_FIELDS},
         namespace=row["namespace"],
-        module=row["module"],
-        range=_range(row),
-        doc=row["doc"],
-        level_params=row["level_params"],
-        type_constants=row["type_constants"],
-        value_constants=row.get("value_constants"),
         flags=DeclarationFlags(**{flag: row.get(flag, False) for flag in FLAG_FIELDS}),
     )
 
