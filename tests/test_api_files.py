@@ -20,9 +20,8 @@ from jsonschema import Draft202012Validator
 from leanindex.api_files import API_FILES, check_all, write_all
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
-from leanindex.cli.api import DRIFT_EXIT_STATUS
 from leanindex.engine import Engine
-from leanindex.errors import ErrorCode, LeanIndexError
+from leanindex.errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from leanindex.models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
 from streamkit import build, declaration
@@ -70,7 +69,7 @@ def test_files_are_canonical_json(name: str) -> None:
 def test_export_and_check_through_the_cli(tmp_path: Path) -> None:
     runner = CliRunner()
     missing = runner.invoke(main, ["api", "export", "--check", "--root", str(tmp_path)])
-    assert missing.exit_code == DRIFT_EXIT_STATUS
+    assert missing.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     assert not (tmp_path / "api").exists(), "--check writes nothing"
     written = runner.invoke(main, ["api", "export", "--root", str(tmp_path)])
     assert written.exit_code == 0
@@ -80,7 +79,7 @@ def test_export_and_check_through_the_cli(tmp_path: Path) -> None:
     edited.write_text(edited.read_text().replace('"SearchRequest"', '"SearchRequestX"', 1))
     assert check_all(tmp_path) == ["models.schema.json"]
     drifted = runner.invoke(main, ["api", "export", "--check", "--root", str(tmp_path)])
-    assert drifted.exit_code == DRIFT_EXIT_STATUS
+    assert drifted.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     assert "api/models.schema.json" in drifted.stderr
     write_all(tmp_path)
     assert check_all(tmp_path) == []

@@ -13,7 +13,7 @@ from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import Manifest, read_manifest
 from ..catalog.stream import iter_lines
 from ..catalog.verify import verify_catalog
-from ..errors import ErrorCode, LeanIndexError
+from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from ..lake.build import ProfileBuild, build_profile
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
@@ -186,7 +186,7 @@ def diff(profile: str, against: str | None, against_catalog: Path | None, limit:
 
     Reports identity changes (Lean version and commit, toolchain, package revisions,
     modules_digest, extractor), declaration counts, and with --against-catalog the added and
-    removed names. Exit status 0 when identical, 1 on drift (including no committed manifest),
+    removed names. Exit status 0 when identical, 14 on drift (including no committed manifest),
     the error's status when the comparison itself fails.
     """
     report = diff_catalog(root, profile, against, against_catalog, limit)
@@ -195,4 +195,4 @@ def diff(profile: str, against: str | None, against_catalog: Path | None, limit:
     else:
         print_diff(report)
     if not report.identical:
-        raise SystemExit(1)
+        raise SystemExit(OUTCOME_EXIT[Outcome.DRIFTED])
