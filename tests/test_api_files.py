@@ -22,6 +22,7 @@ from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
 from leanindex.engine import Engine
 from leanindex.errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
+from leanindex.checker.models import CheckRequest, CheckResponse
 from leanindex.models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
 from streamkit import build, declaration
@@ -202,15 +203,47 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     document = json.loads((API / "mcp-tools.json").read_text(encoding="utf-8"))
     tools = {tool["name"]: tool for tool in document["tools"]}
     assert document["server"] == "leanindex"
-    assert set(tools) == {"lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect"}
+    assert set(tools) == {
+        "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
+        "lean.check", "lean_check",
+    }
     for name, request, response in [
         ("lean_declaration_search", SearchRequest, SearchResponse),
         ("lean.declaration.inspect", InspectRequest, InspectResponse),
+        ("lean.check", CheckRequest, CheckResponse),
     ]:
         assert tools[name]["inputSchema"] == request.model_json_schema()
         assert tools[name]["outputSchema"] == response.model_json_schema(mode="serialization")
         assert tools[name]["annotations"]["readOnlyHint"] is True
         assert tools[name]["annotations"]["idempotentHint"] is True
+
+
+class _Checker:
+    """Stands in for a configured checker: the app only starts, closes and calls it."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def check(self, request: CheckRequest) -> CheckResponse:
+        raise AssertionError("not called")
+
+
+def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None:
+    """The file lists exactly what the MCP endpoint of a server with every feature on (here a
+    checker) lists: a tool missing from the file, or listed by a server but not documented, fails."""
+    from leanindex.service.http import create_app
+    from leanindex.service.mcp import tool_definitions
+
+    document = json.loads((API / "mcp-tools.json").read_text(encoding="utf-8"))
+    engine = Engine(tmp_path)
+    served = create_app(engine, checker=_Checker()).state.tools  # type: ignore[arg-type]
+    listed = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tool_definitions(list(served.values()))]
+    assert document["tools"] == listed
+    assert all(spec.enabled for spec in served.values())
+    without = create_app(engine).state.tools
+    assert [spec.name for spec in without.values()] == list(served)
+    assert [spec.name for spec in without.values() if spec.enabled] == ["lean.declaration.search", "lean.declaration.inspect"]
 
 
 def test_openapi_documents_the_error_object_and_no_422() -> None:

@@ -56,7 +56,7 @@ from ..models import (
 )
 from ..validation import invalid_request
 from ..checker import Checker, CheckRequest, CheckResponse
-from .check import check_tool, unless_disconnected
+from .check import unless_disconnected
 from .config import ServiceConfig
 from .gate import CallGate
 from .mcp import build_mcp_server
@@ -70,7 +70,7 @@ from .middleware import (
     NamedEndpoint,
     error_response,
 )
-from .tools import query_tools
+from .tools import CHECK, INSPECT, SEARCH, server_tools
 
 log = logging.getLogger("leanindex.http")
 
@@ -137,8 +137,8 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     config = config or ServiceConfig()
     gate = CallGate(config.max_concurrent, config.time_budget_s)
     metrics = ServiceMetrics(gate)
-    tools = query_tools(engine, gate) + ([check_tool(checker)] if checker is not None else [])
-    mcp_server = build_mcp_server(tools)
+    tools = {spec.name: spec for spec in server_tools(engine, gate, checker)}
+    mcp_server = build_mcp_server(list(tools.values()))
     security = None
     if config.host in _LOOPBACK:
         # The SDK's own loopback default (DNS-rebinding guard), plus any configured CORS origin.
@@ -189,6 +189,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     app.state.gate = gate
     app.state.metrics = metrics
     app.state.mcp_server = mcp_server
+    app.state.tools = tools
 
     def label(request: Request, environment: str) -> str:
         """Record the request's environment for logs and metrics, if it names a served profile
@@ -241,7 +242,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     async def search(request: Request, body: SearchRequest) -> SearchResponse:
         """Bounded search in Name.lt order (`lean.declaration.search`); see `SearchResponse` for
         the completeness signal and `next_cursor` paging."""
-        return await answer(request, body.environment, gate.run(engine.search, body))
+        return await answer(request, body.environment, tools[SEARCH].call(body))
 
     @app.get(
         "/v1/declarations/{name:leanname}",
@@ -258,7 +259,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """Everything the catalog holds about one declaration (`lean.declaration.inspect`);
         404 `not_found` with close names in `details.suggestions` when it is not there."""
         body = InspectRequest(environment=environment, declaration_name=name)
-        return await answer(request, body.environment, gate.run(engine.inspect, body))
+        return await answer(request, body.environment, tools[INSPECT].call(body))
 
     @app.post(
         "/v1/check",
@@ -276,14 +277,8 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         failures are errors (`timeout`, `busy`, `backend_error`), never verdicts. A client that
         disconnects gives up its queued check. 404 `check_disabled` unless the server was
         started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
-        if checker is None:
-            raise LeanIndexError(
-                ErrorCode.CHECK_DISABLED,
-                "checking is not enabled on this server; start it with --check PROFILE=PROJECT --check-repl DIR",
-                {},
-            )
         label(request, body.environment)
-        return await unless_disconnected(checker.check(body), request.is_disconnected)
+        return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
 
     @app.get("/healthz", response_model=Health, operation_id="health", tags=["operations"])
     async def healthz() -> Health:
