@@ -173,13 +173,8 @@ class Checker:
             raw.probe.unanswered,
             raw.found.examples,
             protect,
+            raw.has_infotree,
         )
-        if decision.verdict == "accepted" and not raw.has_infotree:
-            raise LeanIndexError(
-                ErrorCode.BACKEND_ERROR,
-                "the REPL returned no info tree, so forbidden commands could not be ruled out",
-                {"stage": "infotree"},
-            )
         response = CheckResponse(
             **config.identity.model_dump(),
             verdict=decision.verdict,
