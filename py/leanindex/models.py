@@ -29,6 +29,12 @@ DeclarationName = Annotated[
 ]
 
 
+def display_profile(profile: str) -> str:
+    """A profile id as answers and messages show it: upper case (`core` -> `CORE`); ids are
+    case-insensitive and stored lower case (`catalog.layout.normalize_profile`)."""
+    return profile.upper()
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -66,6 +72,12 @@ class EnvironmentIdentity(_Model):
     mathlib_commit: str | None
     source: str | None = Field(default=None, description="`lean` (the extractor), `doc-gen4` or `stream`.")
     approximate_fields: list[str] = Field(default_factory=list, description="Record fields this source only approximates.")
+
+    @classmethod
+    def unpinned(cls, profile: str, digest: str) -> EnvironmentIdentity:
+        """The identity of `profile` when no verified manifest pins it: the id and `digest`,
+        every revision null (`catalog.manifest.environment_identity` builds the pinned one)."""
+        return cls(environment=display_profile(profile), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None)
 
 
 class TypePattern(_Model):

@@ -16,7 +16,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..catalog.layout import CatalogPaths
-from ..catalog.manifest import mathlib_commit_of, read_manifest
+from ..catalog.manifest import environment_identity, read_manifest
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
 from .models import MAX_TIMEOUT_S
@@ -116,20 +116,11 @@ class CheckerConfig(BaseModel):
                     {"environment": profile, "source": "doc-gen4"},
                 )
             _same_toolchain(manifest.toolchain, Path(project_dir), profile)
-            identity = EnvironmentIdentity(
-                environment=paths.profile.upper(),
-                environment_digest=manifest.environment_digest,
-                lean_version=manifest.lean.version,
-                lean_commit=manifest.lean.githash,
-                mathlib_commit=manifest.mathlib_commit or mathlib_commit_of(manifest.packages),
-                source=manifest.source.kind,
-            )
+            identity = environment_identity(paths.profile, manifest)
             imports = list(manifest.imports)
         elif imports:
             digest = hashlib.sha256(("imports:" + "\n".join(imports)).encode()).hexdigest()
-            identity = EnvironmentIdentity(
-                environment=paths.profile.upper(), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None
-            )
+            identity = EnvironmentIdentity.unpinned(paths.profile, digest)
         else:
             raise LeanIndexError(
                 ErrorCode.UNKNOWN_ENVIRONMENT,

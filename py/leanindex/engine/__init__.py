@@ -15,6 +15,7 @@ from pathlib import Path
 from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
+    EnvironmentIdentity,
     EnvironmentsResponse,
     ErrorBody,
     EnvironmentSummary,
@@ -118,11 +119,7 @@ class Engine:
 
 def _unverified(profile: str, error: LeanIndexError) -> EnvironmentSummary:
     return EnvironmentSummary(
-        environment=profile.upper(),
-        environment_digest=error.details.get("environment_digest", ""),
-        lean_version=None,
-        lean_commit=None,
-        mathlib_commit=None,
+        **EnvironmentIdentity.unpinned(profile, error.details.get("environment_digest", "")).model_dump(),
         imports=[],
         declaration_count=None,
         visible_count=None,
