@@ -25,7 +25,7 @@ from ..models import (
     SearchResponse,
 )
 from .loaded import LoadedCatalog
-from .search import inspect as _inspect
+from .inspect import inspect as _inspect
 from .search import search as _search
 
 __all__ = ["Engine"]
@@ -83,7 +83,7 @@ class Engine:
         return _search(self.catalog(request.environment), request)
 
     def inspect(self, request: InspectRequest) -> InspectResponse:
-        """Look up one declaration; see `leanindex.engine.search.inspect`."""
+        """Look up one declaration; see `leanindex.engine.inspect.inspect`."""
         return _inspect(self.catalog(request.environment), request)
 
     def environments(self) -> EnvironmentsResponse:
