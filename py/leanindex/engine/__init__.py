@@ -23,9 +23,10 @@ from ..models import (
     InspectResponse,
     SearchRequest,
     SearchResponse,
+    display_profile,
 )
-from .loaded import LoadedCatalog
 from .inspect import inspect as _inspect
+from .loaded import LoadedCatalog
 from .search import search as _search
 
 __all__ = ["Engine"]
@@ -43,6 +44,15 @@ class Engine:
     def profiles(self) -> list[str]:
         """Profile ids (lower case) that have a manifest under the root."""
         return discover_profiles(self.root)
+
+    def served_profile(self, environment: str) -> str | None:
+        """`environment`'s display id (upper case) when it names a profile with a manifest under
+        the root, else None (a malformed id included). One stat, no listing of `manifests/`."""
+        try:
+            profile = normalize_profile(environment)
+        except LeanIndexError:
+            return None
+        return display_profile(profile) if CatalogPaths(self.root, profile).manifest.exists() else None
 
     def catalog(self, environment: str) -> LoadedCatalog:
         """The verified catalog of `environment` (any case).
