@@ -28,7 +28,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import __version__
+from ..version import __version__
 from ..errors import ErrorCode, LeanIndexError
 from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from .. import __version__
+from ..version import __version__
 from ..catalog.builder import EnvironmentFacts, build_catalog
 from ..catalog.manifest import Manifest
 from ..errors import ErrorCode, LeanIndexError

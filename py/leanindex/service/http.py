@@ -34,7 +34,7 @@ from fastapi.responses import Response
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from pydantic import BaseModel
 
-from .. import __version__
+from ..version import __version__
 from ..checker import Checker, CheckRequest, CheckResponse
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError

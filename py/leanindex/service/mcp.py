@@ -27,7 +27,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from .. import __version__
+from ..version import __version__
 from ..errors import LeanIndexError
 from ..validation import invalid_request
 from .tools import ToolSpec, render_error
