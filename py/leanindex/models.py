@@ -7,6 +7,7 @@ with them and serialise them unchanged. `api/` holds their JSON Schemas (see
 
 from __future__ import annotations
 
+import re
 from copy import copy
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -15,11 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_mod
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from .errors import ErrorCode, LeanIndexError
 from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange
+
+PROFILE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+"""A profile id: 1-64 ASCII letters, digits, `_` and `-`, starting with a letter or digit;
+case-insensitive (stored lower case, shown upper case)."""
 
 ProfileId = Annotated[
     str,
-    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"),
+    StringConstraints(pattern=PROFILE_ID_PATTERN),
     Field(description="Profile id such as CORE or MATHLIB; case-insensitive."),
 ]
 DeclarationName = Annotated[
@@ -29,9 +35,23 @@ DeclarationName = Annotated[
 ]
 
 
+def normalize_profile(profile: str) -> str:
+    """The canonical (lower-case) profile id used for file names; ids are case-insensitive.
+
+    Raises `LeanIndexError(invalid_request)` for an id that does not match
+    `PROFILE_ID_PATTERN`.
+    """
+    if not profile.isascii() or not re.fullmatch(PROFILE_ID_PATTERN, profile):
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"invalid profile id {profile!r}: use letters, digits, '_' and '-' (at most 64)",
+            {"profile": profile},
+        )
+    return profile.lower()
+
+
 def display_profile(profile: str) -> str:
-    """A profile id as answers and messages show it: upper case (`core` -> `CORE`); ids are
-    case-insensitive and stored lower case (`catalog.layout.normalize_profile`)."""
+    """A profile id as answers and messages show it: upper case (`core` -> `CORE`)."""
     return profile.upper()
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from lean_interact import LeanREPLConfig, LocalProject
 
 from ..errors import ErrorCode, LeanIndexError
+from ..models import display_profile
 from .cache import VerdictCache
 from .config import CheckerConfig
 from .header import parse_header, uncovered_imports
@@ -111,7 +112,7 @@ class Checker:
         profile = environment.lower()
         pool = self._pools.get(profile)
         if pool is None:
-            known = sorted(p.upper() for p in self.configs)
+            known = sorted(display_profile(p) for p in self.configs)
             if profile in self.configs:
                 raise LeanIndexError(ErrorCode.BACKEND_ERROR, "the checker is not started", {})
             raise LeanIndexError(
@@ -144,7 +145,7 @@ class Checker:
         if outside:
             raise LeanIndexError(
                 ErrorCode.HEADER_MISMATCH,
-                f"imports not covered by {config.profile.upper()} ({', '.join(config.imports)}): {', '.join(outside)}",
+                f"imports not covered by {display_profile(config.profile)} ({', '.join(config.imports)}): {', '.join(outside)}",
                 {"uncovered": outside, "profile_imports": config.imports},
             )
         protect = not config.allow_unsafe_commands

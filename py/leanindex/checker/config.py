@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import environment_identity, read_manifest
 from ..errors import ErrorCode, LeanIndexError
-from ..models import EnvironmentIdentity
+from ..models import EnvironmentIdentity, display_profile
 from .models import MAX_TIMEOUT_S
 
 class CheckerConfig(BaseModel):
@@ -104,13 +104,13 @@ class CheckerConfig(BaseModel):
             if imports is not None and list(imports) != list(manifest.imports):
                 raise LeanIndexError(
                     ErrorCode.INVALID_REQUEST,
-                    f"imports {imports} differ from the manifest's {manifest.imports} for {profile.upper()}",
+                    f"imports {imports} differ from the manifest's {manifest.imports} for {display_profile(profile)}",
                     {"imports": imports, "manifest_imports": manifest.imports},
                 )
             if manifest.source.kind == "doc-gen4":
                 raise LeanIndexError(
                     ErrorCode.INVALID_REQUEST,
-                    f"{paths.profile.upper()}'s catalog was imported from doc-gen4 output, which pins no runnable "
+                    f"{display_profile(paths.profile)}'s catalog was imported from doc-gen4 output, which pins no runnable "
                     "environment (its imports are the documented project's); check against a profile built by the "
                     "Lean extractor (`leanindex catalog build --profile ...`)",
                     {"environment": profile, "source": "doc-gen4"},
@@ -124,7 +124,7 @@ class CheckerConfig(BaseModel):
         else:
             raise LeanIndexError(
                 ErrorCode.UNKNOWN_ENVIRONMENT,
-                f"no manifest for {profile.upper()} under {paths.root} and no imports given",
+                f"no manifest for {display_profile(profile)} under {paths.root} and no imports given",
                 {"environment": profile, "manifest": str(paths.manifest)},
             )
         project = Path(project_dir).resolve()
@@ -166,6 +166,6 @@ def _same_toolchain(pinned: str | None, project_dir: Path, profile: str) -> None
     if actual != pinned.strip():
         raise LeanIndexError(
             ErrorCode.INVALID_REQUEST,
-            f"the project {project_dir} runs {actual}, but {profile.upper()}'s manifest pins {pinned}",
+            f"the project {project_dir} runs {actual}, but {display_profile(profile)}'s manifest pins {pinned}",
             {"environment": profile, "project_toolchain": actual, "manifest_toolchain": pinned},
         )

@@ -15,6 +15,7 @@ from ..catalog.stream import iter_lines
 from ..catalog.verify import verify_catalog
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from ..lake.build import ProfileBuild, build_profile
+from ..models import display_profile
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
 from .progress import constant_progress
@@ -28,7 +29,7 @@ def catalog() -> None:
 def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
     """A short human summary of a built or verified catalog."""
     c = manifest.catalog
-    stdout.print(f"profile       {manifest.profile.upper()}  ({manifest.source.kind})")
+    stdout.print(f"profile       {display_profile(manifest.profile)}  ({manifest.source.kind})")
     stdout.print(f"lean          {manifest.lean.version}  {manifest.lean.githash or ''}".rstrip())
     stdout.print(f"declarations  {c.declaration_count:,} ({c.visible_count:,} visible)")
     stdout.print(f"environment   {manifest.environment_digest}")
@@ -141,7 +142,7 @@ def verify(profile: str, root: str, as_json: bool) -> None:
 
 def print_diff(report: CatalogDiff) -> None:
     """A readable rendering of a catalog diff."""
-    stdout.print(f"profile       {report.profile.upper()}  against {report.committed}")
+    stdout.print(f"profile       {display_profile(report.profile)}  against {report.committed}")
     if not report.committed_found:
         stdout.print("committed     none: there is no committed manifest to compare with")
     env = report.environment_digest

@@ -12,6 +12,7 @@ import click
 
 from ..checker import Checker, CheckerConfig
 from ..engine import Engine
+from ..models import display_profile
 from ..service.config import TOKEN_ENV, ServiceConfig
 from ..service.gate import CallGate
 from ..service.logs import configure_logging
@@ -87,7 +88,7 @@ def _open_engine(root: str) -> Engine:
     engine = Engine(root)
     profiles = engine.profiles()
     if profiles:
-        log.info("serving profiles %s from %s", ", ".join(p.upper() for p in profiles), engine.root)
+        log.info("serving profiles %s from %s", ", ".join(display_profile(p) for p in profiles), engine.root)
     else:
         log.warning("no profile under %s (expected manifests/<profile>.json and catalog/<profile>/)", engine.root)
     return engine

@@ -73,7 +73,7 @@ class Engine:
                 del self._loaded[profile]
                 loaded.close()
             if not paths.manifest.exists():
-                known = [p.upper() for p in self.profiles()]
+                known = [display_profile(p) for p in self.profiles()]
                 hint = (
                     f"known here: {', '.join(known)}"
                     if known

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ErrorCode, LeanIndexError
-from ..models import INSPECT_RECORD_FIELDS, DeclarationFlags, InspectRequest, InspectResponse
+from ..models import INSPECT_RECORD_FIELDS, DeclarationFlags, InspectRequest, InspectResponse, display_profile
 from ..names import format_name
 from ..records import FLAG_FIELDS, DeclarationRecord
 from .filters import parse_request_name
@@ -28,7 +28,7 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
         suggestions = catalog.close_names(request.declaration_name)
         raise LeanIndexError(
             ErrorCode.NOT_FOUND,
-            f"{request.declaration_name!r} is not a declaration of {catalog.paths.profile.upper()}",
+            f"{request.declaration_name!r} is not a declaration of {display_profile(catalog.paths.profile)}",
             {"declaration_name": request.declaration_name, "suggestions": suggestions},
         )
     return InspectResponse(
