@@ -25,9 +25,9 @@ from pydantic.json_schema import models_json_schema
 from .catalog.manifest import MANIFEST_SCHEMA, Manifest
 from .checker.models import CheckRequest, CheckResponse
 from .engine import Engine
+from .errors import ErrorResponse
 from .models import (
     EnvironmentsResponse,
-    ErrorResponse,
     InspectRequest,
     InspectResponse,
     SearchRequest,

@@ -11,6 +11,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+from .base import Frozen
+
 
 class ErrorCode(StrEnum):
     """Stable error codes (DESIGN.md "Errors"); the values are part of the public contract."""
@@ -95,6 +97,20 @@ EXIT_STATUS: dict[ErrorCode, int] = {
 }
 
 
+class ErrorBody(Frozen):
+    """The shared error object: a stable `code`, a `message` for people, `details`."""
+
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class ErrorResponse(Frozen):
+    """`{"error": {...}}`, the shape of every error on every surface."""
+
+    error: ErrorBody
+
+
 class LeanIndexError(Exception):
     """A refusal or failure with a stable code.
 
@@ -108,9 +124,13 @@ class LeanIndexError(Exception):
         self.message = message
         self.details = details or {}
 
+    def body(self) -> ErrorBody:
+        """The shared error object's body."""
+        return ErrorBody(code=self.code.value, message=self.message, details=self.details)
+
     def to_dict(self) -> dict[str, Any]:
         """The shared error object: `{"error": {"code", "message", "details"}}`."""
-        return {"error": {"code": self.code.value, "message": self.message, "details": self.details}}
+        return ErrorResponse(error=self.body()).model_dump()
 
     def __repr__(self) -> str:
         return f"LeanIndexError({self.code.value!r}, {self.message!r})"

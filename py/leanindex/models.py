@@ -12,11 +12,12 @@ from copy import copy
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, field_validator
+from pydantic import Field, StringConstraints, create_model, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from .errors import ErrorCode, LeanIndexError
+from .base import Frozen
+from .errors import ErrorBody, ErrorCode, ErrorResponse, LeanIndexError  # noqa: F401  (ErrorResponse: one of the public models, defined beside the errors)
 from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange
 
 PROFILE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
@@ -55,10 +56,6 @@ def display_profile(profile: str) -> str:
     return profile.upper()
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 class StopReason(StrEnum):
     """Why a scan stopped: `RESULT_LIMIT` (more matches exist) or `EXHAUSTED` (catalog scanned)."""
 
@@ -79,7 +76,7 @@ class Assurance(StrEnum):
     COMPUTED = "COMPUTED"
 
 
-class EnvironmentIdentity(_Model):
+class EnvironmentIdentity(Frozen):
     """Which environment answered: profile id, manifest digest, Lean and Mathlib revisions, and
     where the catalog's records come from, with the record fields that source only
     approximates (from the manifest's `source`; e.g. doc-gen4 data lists no instance arguments
@@ -100,14 +97,14 @@ class EnvironmentIdentity(_Model):
         return cls(environment=display_profile(profile), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None)
 
 
-class TypePattern(_Model):
+class TypePattern(Frozen):
     """Constants that must all occur in a declaration's elaborated type (exact names, no
     unification and no notation matching)."""
 
     constants: Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
 
 
-class SearchRequest(_Model):
+class SearchRequest(Frozen):
     """A bounded search (`lean.declaration.search`, `POST /v1/declarations/search`).
 
     At least one of `name_contains` and `type_pattern` is required; all given filters must
@@ -138,14 +135,14 @@ class SearchRequest(_Model):
         return v
 
 
-class MatchReason(_Model):
+class MatchReason(Frozen):
     """Which filter matched what: `filter` is the request field, `value` the matched value."""
 
     filter: Literal["name_contains", "type_constant", "namespace_prefix", "kind", "module_prefix"]
     value: str
 
 
-class SearchResult(_Model):
+class SearchResult(Frozen):
     """One visible declaration that matched every filter."""
 
     name: str
@@ -157,7 +154,7 @@ class SearchResult(_Model):
     match_reasons: list[MatchReason]
 
 
-class UnknownConstant(_Model):
+class UnknownConstant(Frozen):
     """A type-pattern constant that no declaration type mentions, with close known names."""
 
     name: str
@@ -238,7 +235,7 @@ def _flat_result(r: SearchResult) -> dict[str, Any]:
     }
 
 
-class InspectRequest(_Model):
+class InspectRequest(Frozen):
     """An exact look-up (`lean.declaration.inspect`, `GET /v1/declarations/{name}`)."""
 
     environment: ProfileId
@@ -254,7 +251,7 @@ def _record_field(name: str) -> tuple[Any, FieldInfo]:
 
 DeclarationFlags = create_model(
     "DeclarationFlags",
-    __base__=_Model,
+    __base__=Frozen,
     __module__=__name__,
     __doc__="The record's flags (see `leanindex.records.DeclarationRecord`).",
     **{flag: (bool, ...) for flag in FLAG_FIELDS},
@@ -286,20 +283,6 @@ InspectResponse = create_model(
 )
 
 
-class ErrorBody(_Model):
-    """The shared error object (see `leanindex.errors`)."""
-
-    code: str
-    message: str
-    details: dict[str, Any]
-
-
-class ErrorResponse(_Model):
-    """`{"error": {...}}`, the shape of every error on every surface."""
-
-    error: ErrorBody
-
-
 class EnvironmentSummary(EnvironmentIdentity):
     """A served profile: identity, imports, declaration counts and verification state.
 
@@ -314,7 +297,7 @@ class EnvironmentSummary(EnvironmentIdentity):
     problem: ErrorBody | None = None
 
 
-class EnvironmentsResponse(_Model):
+class EnvironmentsResponse(Frozen):
     """Every profile found under the served root."""
 
     environments: list[EnvironmentSummary]

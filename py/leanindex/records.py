@@ -12,7 +12,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+
+from .base import Frozen
 
 STREAM_FORMAT = "leanindex.declarations/v1"
 
@@ -33,19 +35,16 @@ class Kind(StrEnum):
 KIND_ORDER: tuple[Kind, ...] = tuple(Kind)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Position(_Strict):
+class Position(Frozen):
     """A source position as Lean's `Position`: 1-based `line`, 0-based `column` in code points
-    (null when the source gives only lines, as doc-gen4 does)."""
+    (null when the source gives only lines, as doc-gen4 does). The one position model: stream
+    ranges, inspect answers and the checker's diagnostics all use it."""
 
     line: Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
     column: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None
 
 
-class SourceRange(_Strict):
+class SourceRange(Frozen):
     """A declaration range in its module's source (`Lean.DeclarationRange`)."""
 
     start: Position
@@ -58,22 +57,24 @@ class SourceRange(_Strict):
         return self
 
 
-class ExtractorInfo(BaseModel):
+class ExtractorInfo(Frozen):
     """Who wrote the stream: `name`, `version`, and optionally a digest of its sources."""
 
+    # A producer may describe itself further (a digest of its sources, a build id); kept as given.
     model_config = ConfigDict(extra="allow", frozen=True)
     name: StrictStr
     version: StrictStr
 
 
-class LeanInfo(_Strict):
-    """`Lean.versionString` and `Lean.githash` of the Lean that produced the environment."""
+class LeanInfo(Frozen):
+    """`Lean.versionString` and `Lean.githash` of the Lean that produced the environment (in a
+    stream header and in a manifest)."""
 
     version: StrictStr
     githash: StrictStr | None
 
 
-class HeaderRecord(_Strict):
+class HeaderRecord(Frozen):
     """First line of a stream: format id, producer, Lean version, imports and module list.
 
     `approximate_fields` names record fields that the producer can only approximate (the
@@ -91,7 +92,7 @@ class HeaderRecord(_Strict):
     source_commits: dict[StrictStr, StrictStr] = Field(default_factory=dict)
 
 
-class DeclarationRecord(_Strict):
+class DeclarationRecord(Frozen):
     """One constant of the environment (DESIGN.md record table).
 
     `components` are the name's components from the root (strings, integers for numeric
@@ -121,7 +122,7 @@ class DeclarationRecord(_Strict):
     value_constants: list[StrictStr] | None = None
 
 
-class FooterRecord(_Strict):
+class FooterRecord(Frozen):
     """Last line of a stream: the number of declaration records before it."""
 
     record: Literal["footer"]

@@ -17,24 +17,20 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity, display_profile
+from ..records import LeanInfo
 
 MANIFEST_SCHEMA = "leanindex.environment-manifest/v1"
 SourceKind = Literal["lean", "doc-gen4", "stream"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class LeanIdentity(_Model):
-    """`Lean.versionString` and `Lean.githash`."""
-
-    version: str
-    githash: str | None
+class _Model(Frozen):
+    # `schema` is a field name pydantic reserves; it is read and written by that alias.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class PackageRevision(_Model):
@@ -81,7 +77,7 @@ class Manifest(_Model):
     profile: str
     imports: list[str]
     platform: str | None
-    lean: LeanIdentity
+    lean: LeanInfo
     toolchain: str | None
     packages: list[PackageRevision] | None
     mathlib_commit: str | None

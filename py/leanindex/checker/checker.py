@@ -190,8 +190,8 @@ class Checker:
             lean_toolchain=self._toolchains.get(config.profile),
             code_sha256=digest,
         )
-        response.timings.total_ms = (time.perf_counter() - received) * 1000
-        return response
+        total_ms = (time.perf_counter() - received) * 1000
+        return response.model_copy(update={"timings": response.timings.model_copy(update={"total_ms": total_ms})})
 
     async def close(self) -> None:
         """Stop every pool: waiting callers get `backend_error`, every REPL process group is killed."""

@@ -13,15 +13,16 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from ..base import Frozen
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import environment_identity, read_manifest
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity, display_profile
 from .models import MAX_TIMEOUT_S
 
-class CheckerConfig(BaseModel):
+class CheckerConfig(Frozen):
     """Everything a checker for one profile needs.
 
     - `project_dir`: the Lake project whose `LEAN_PATH` resolves `imports` (holds `lean-toolchain`);
@@ -41,8 +42,6 @@ class CheckerConfig(BaseModel):
     - `allow_unsafe_commands`: do not refuse verdict-forging commands (responses say `protected: false`);
     - `network_isolation`: run REPLs in a new network (and PID) namespace via `unshare` when available.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: str
     identity: EnvironmentIdentity

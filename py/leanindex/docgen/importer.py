@@ -16,14 +16,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from ..version import __version__
+from ..base import Frozen
 from ..catalog.builder import EnvironmentFacts, build_catalog
 from ..catalog.manifest import Manifest
 from ..errors import ErrorCode, LeanIndexError
 from ..names import name_sort_key
 from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, LeanInfo, record_fields
+from ..version import __version__
 from .convert import convert_module
 from .files import ProgressCallback, iter_docgen_files
 
@@ -46,7 +45,7 @@ APPROXIMATE_FIELDS: tuple[str, ...] = record_fields(
 """Record fields the doc-gen4 front end can only approximate (listed in the manifest)."""
 
 
-class MergedDuplicate(BaseModel):
+class MergedDuplicate(Frozen):
     """A theorem doc-gen4 documented in two modules with the same signature.
 
     Lean accepts the same theorem (same name, type and universe parameters) declared in two
@@ -208,7 +207,7 @@ def docgen_stream(collection: DocgenCollection, lean_version: str | None = None)
     yield FooterRecord(record="footer", count=len(collection.lines)).model_dump_json().encode()
 
 
-class DocgenImport(BaseModel):
+class DocgenImport(Frozen):
     """The result of an import: the new manifest, how many files and declarations were read,
     and the duplicate theorems merged (so `manifest.catalog.declaration_count` is
     `declarations_read - len(merged)`). Dump with `by_alias=True` (the manifest's `schema`)."""

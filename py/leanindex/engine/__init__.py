@@ -17,7 +17,6 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     EnvironmentIdentity,
     EnvironmentsResponse,
-    ErrorBody,
     EnvironmentSummary,
     InspectRequest,
     InspectResponse,
@@ -134,5 +133,5 @@ def _unverified(profile: str, error: LeanIndexError) -> EnvironmentSummary:
         declaration_count=None,
         visible_count=None,
         verified=False,
-        problem=ErrorBody(**error.to_dict()["error"]),
+        problem=error.body(),
     )

@@ -34,7 +34,6 @@ from fastapi.responses import Response
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from pydantic import BaseModel
 
-from ..version import __version__
 from ..checker import Checker, CheckRequest, CheckResponse
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
@@ -47,6 +46,7 @@ from ..models import (
     SearchRequest,
     SearchResponse,
 )
+from ..version import __version__
 from .check import unless_disconnected
 from .config import ServiceConfig
 from .gate import CallGate

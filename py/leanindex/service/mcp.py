@@ -27,9 +27,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from ..version import __version__
 from ..errors import LeanIndexError
 from ..validation import invalid_request
+from ..version import __version__
 from .tools import ToolSpec, render_error
 
 SERVER_NAME = "leanindex"

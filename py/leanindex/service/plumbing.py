@@ -18,8 +18,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
-from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
-from ..models import ErrorResponse
+from ..errors import HTTP_STATUS, ErrorCode, ErrorResponse, LeanIndexError
 from ..validation import invalid_request
 from .config import ServiceConfig
 from .metrics import ServiceMetrics

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
-
+from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentsResponse
 
 
-class Health(BaseModel):
+class Health(Frozen):
     """`GET /healthz`: the process answers."""
 
     status: Literal["ok"] = "ok"
 
 
-class Readiness(BaseModel):
+class Readiness(Frozen):
     """`GET /readyz` when ready: every listed profile verified against its manifest."""
 
     ready: Literal[True] = True
