@@ -29,13 +29,16 @@ class ToolSpec:
 
     `call` receives an instance of `request_model` and returns an instance of `response_model`,
     or raises `LeanIndexError` (which the transports turn into an error result). `render` turns
-    a response into the compact text put beside the structured content. A tool that is not
-    `enabled` on this server is documented but not listed over MCP.
+    a response into the compact text put beside the structured content. `http_route` is the
+    HTTP API's route for the same call (`METHOD /path`, as `leanindex.service.http` declares
+    it; a test checks that the app has it). A tool that is not `enabled` on this server is
+    documented but not listed over MCP.
     """
 
     name: str
     title: str
     description: str
+    http_route: str
     request_model: type[BaseModel]
     response_model: type[BaseModel]
     call: Callable[[Any], Awaitable[BaseModel]]
@@ -189,6 +192,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             name=SEARCH,
             title="Search Lean declarations",
             description=SEARCH_DESCRIPTION,
+            http_route="POST /v1/declarations/search",
             request_model=SearchRequest,
             response_model=SearchResponse,
             call=search,
@@ -198,6 +202,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             name=INSPECT,
             title="Inspect a Lean declaration",
             description=INSPECT_DESCRIPTION,
+            http_route="GET /v1/declarations/{name}",
             request_model=InspectRequest,
             response_model=InspectResponse,
             call=inspect,
@@ -207,6 +212,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             name=CHECK,
             title="Check a Lean file",
             description=CHECK_DESCRIPTION,
+            http_route="POST /v1/check",
             request_model=CheckRequest,
             response_model=CheckResponse,
             call=checker.check if checker is not None else check_disabled,
