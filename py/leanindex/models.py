@@ -283,6 +283,17 @@ InspectResponse = create_model(
 )
 
 
+def inspect_details(response: Any) -> list[str]:
+    """The optional parts of an `InspectResponse` worth showing people, one line each: the flags
+    that are set, the universe parameters, the type constants (empty ones left out)."""
+    flags = [name for name, value in response.flags.model_dump().items() if value]
+    return [
+        f"{label} {', '.join(values)}"
+        for label, values in (("flags", flags), ("universes", response.level_params), ("type constants", response.type_constants))
+        if values
+    ]
+
+
 class EnvironmentSummary(EnvironmentIdentity):
     """A served profile: identity, imports, declaration counts and verification state.
 

@@ -10,7 +10,7 @@ from pydantic.fields import FieldInfo
 from rich.table import Table
 
 from ..engine import Engine
-from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
 from ..records import Kind
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
@@ -52,13 +52,8 @@ def render_inspect(response: InspectResponse) -> None:
     stdout.print(f"kind {response.kind.value} · module {response.module or '—'} · {response.environment} {response.lean_version or ''}")
     if response.range:
         stdout.print(f"lines {response.range.start.line}-{response.range.end.line}")
-    flags = [name for name, value in response.flags.model_dump().items() if value]
-    if flags:
-        stdout.print("flags " + ", ".join(flags))
-    if response.level_params:
-        stdout.print("universes " + ", ".join(response.level_params))
-    if response.type_constants:
-        stdout.print("type constants " + ", ".join(response.type_constants))
+    for line in inspect_details(response):
+        stdout.print(line, markup=False)
     if response.doc:
         stdout.print()
         stdout.print(response.doc, markup=False)

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from ..checker import Checker, CheckRequest, CheckResponse
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
-from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
 from .gate import CallGate
 
 
@@ -106,13 +106,7 @@ def render_inspect(response: InspectResponse) -> str:
         f"{response.name} {response.type}" if signature else f"{response.name} : {response.type}",
         f"{response.kind.value} | {response.module or '-'}{where} | {_lean_line(response)}",
     ]
-    flags = [name for name, value in response.flags.model_dump().items() if value]
-    if flags:
-        lines.append("flags " + ", ".join(flags))
-    if response.level_params:
-        lines.append("universes " + ", ".join(response.level_params))
-    if response.type_constants:
-        lines.append("type constants " + ", ".join(response.type_constants))
+    lines.extend(inspect_details(response))
     if response.doc:
         lines.append(response.doc)
     return "\n".join(lines)
