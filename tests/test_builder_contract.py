@@ -112,6 +112,7 @@ CASES: list[tuple[str, BadStream, int]] = [
     ("header with another format", lambda: with_line(1, header(format="leanindex.declarations/v2")), 1),
     ("header missing lean", lambda: with_line(1, {k: v for k, v in header().items() if k != "lean"}), 1),
     ("header modules not a list", lambda: with_line(1, header(modules="Init.Core")), 1),
+    ("header extractor with an unknown field", lambda: with_line(1, header(extractor={"name": "x", "version": "1", "build": "7"})), 1),
     ("malformed header", lambda: with_line(1, b'{"record": "header", '), 1),
     ("header second", lambda: [*good_lines()[:3], encode(header()), *good_lines()[3:]], 4),
     ("header repeated right away", lambda: [encode(header()), *good_lines()], 2),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from .base import Frozen
 
@@ -58,10 +58,10 @@ class SourceRange(Frozen):
 
 
 class ExtractorInfo(Frozen):
-    """Who wrote the stream: `name`, `version`, and optionally a digest of its sources."""
+    """Who wrote the stream: `name` and `version`. Any other field is refused: the manifest
+    records only these (and the digest of the extractor's sources, which the build computes),
+    so a further field would be dropped unseen."""
 
-    # A producer may describe itself further (a digest of its sources, a build id); kept as given.
-    model_config = ConfigDict(extra="allow", frozen=True)
     name: StrictStr
     version: StrictStr
 
