@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
 from leanindex.engine import Engine
-from leanindex.errors import EXIT_STATUS, ErrorCode, LeanIndexError
+from leanindex.errors import EXIT_STATUS, OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from leanindex.models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
 from lean_oracle import lean_order_key
@@ -496,6 +496,16 @@ def test_cli_errors(root: Path, args: list[str], code: ErrorCode) -> None:
     assert human.exit_code == EXIT_STATUS[code]
     assert human.stdout == ""
     assert f"({code.value})" in human.stderr
+
+
+def test_exit_statuses_are_distinct_per_outcome() -> None:
+    """Every outcome has its own status, and no error code shares one with an outcome (1 is the
+    interpreter's crash, 12 a check left incomplete, ...)."""
+    outcomes = list(OUTCOME_EXIT.values())
+    assert set(OUTCOME_EXIT) == set(Outcome)
+    assert len(set(outcomes)) == len(outcomes)
+    assert set(EXIT_STATUS) == set(ErrorCode)
+    assert not set(outcomes) & set(EXIT_STATUS.values())
 
 
 def test_cli_exit_codes_are_distinct() -> None:

@@ -25,9 +25,9 @@ from pydantic.json_schema import models_json_schema
 from .catalog.manifest import MANIFEST_SCHEMA, Manifest
 from .checker.models import CheckRequest, CheckResponse
 from .engine import Engine
+from .errors import ErrorResponse
 from .models import (
     EnvironmentsResponse,
-    ErrorResponse,
     InspectRequest,
     InspectResponse,
     SearchRequest,
@@ -139,13 +139,14 @@ def openapi_document() -> str:
 
 
 def mcp_tools_document() -> str:
-    """`api/mcp-tools.json`: `{"server": "leanindex", "tools": [...]}` with each tool as
-    `tools/list` gives it (camelCase wire names: `inputSchema`, `outputSchema`, ...)."""
+    """`api/mcp-tools.json`: `{"server": "leanindex", "tools": [...]}` with every tool a server
+    can offer (`service.tools.server_tools`, `lean.check` included) as `tools/list` gives it
+    (camelCase wire names: `inputSchema`, `outputSchema`, ...)."""
     from .service.gate import CallGate
     from .service.mcp import SERVER_NAME, tool_definitions
-    from .service.tools import query_tools
+    from .service.tools import server_tools
 
-    tools = tool_definitions(query_tools(_unused_engine(), CallGate(1, 1.0)))
+    tools = tool_definitions(server_tools(_unused_engine(), CallGate(1, 1.0), checker=None))
     return render({"server": SERVER_NAME, "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]})
 
 

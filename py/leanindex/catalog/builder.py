@@ -28,17 +28,16 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import __version__
 from ..errors import ErrorCode, LeanIndexError
 from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord
+from ..version import __version__
 from . import columns
 from .index import write_index
 from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths, connect_duckdb
 from .manifest import (
     CatalogDigests,
     ExtractorIdentity,
-    LeanIdentity,
     Manifest,
     PackageRevision,
     SourceInfo,
@@ -311,7 +310,7 @@ def _manifest(
         "profile": profile,
         "imports": facts.imports if facts.imports is not None else list(header.imports),
         "platform": facts.platform,
-        "lean": LeanIdentity(version=header.lean.version, githash=header.lean.githash),
+        "lean": header.lean,
         "toolchain": facts.toolchain,
         "packages": facts.packages,
         "mathlib_commit": facts.mathlib_commit or mathlib_commit_of(facts.packages),

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import ErrorCode, LeanIndexError
-
-PROFILE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+from ..models import PROFILE_ID_PATTERN, normalize_profile
 
 DECLARATIONS_FILE = "declarations.parquet"
 DATABASE_FILE = "catalog.duckdb"
@@ -32,22 +30,6 @@ def connect_duckdb(path: Path | None = None, read_only: bool = False) -> duckdb.
     )
     con.execute("SET enable_progress_bar = false")
     return con
-
-
-def normalize_profile(profile: str) -> str:
-    """The canonical (lower-case) profile id used for file names; ids are case-insensitive.
-
-    Raises `LeanIndexError(invalid_request)` for an id that is not 1-64 characters of
-    letters, digits, `_` and `-` starting with a letter or digit.
-    """
-    canonical = profile.lower()
-    if not profile.isascii() or not PROFILE_PATTERN.fullmatch(canonical):
-        raise LeanIndexError(
-            ErrorCode.INVALID_REQUEST,
-            f"invalid profile id {profile!r}: use letters, digits, '_' and '-' (at most 64)",
-            {"profile": profile},
-        )
-    return canonical
 
 
 @dataclass(frozen=True)
@@ -94,5 +76,5 @@ def discover_profiles(root: str | Path) -> list[str]:
     if not manifests.is_dir():
         return []
     return sorted(
-        p.stem for p in manifests.glob("*.json") if PROFILE_PATTERN.fullmatch(p.stem)
+        p.stem for p in manifests.glob("*.json") if re.fullmatch(PROFILE_ID_PATTERN, p.stem) and p.stem == p.stem.lower()
     )

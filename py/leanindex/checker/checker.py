@@ -23,6 +23,7 @@ from pathlib import Path
 from lean_interact import LeanREPLConfig, LocalProject
 
 from ..errors import ErrorCode, LeanIndexError
+from ..models import display_profile
 from .cache import VerdictCache
 from .config import CheckerConfig
 from .header import parse_header, uncovered_imports, unknown_modules
@@ -111,7 +112,7 @@ class Checker:
         profile = environment.lower()
         pool = self._pools.get(profile)
         if pool is None:
-            known = sorted(p.upper() for p in self.configs)
+            known = sorted(display_profile(p) for p in self.configs)
             if profile in self.configs:
                 raise LeanIndexError(ErrorCode.BACKEND_ERROR, "the checker is not started", {})
             raise LeanIndexError(
@@ -144,7 +145,7 @@ class Checker:
         if outside:
             raise LeanIndexError(
                 ErrorCode.HEADER_MISMATCH,
-                f"imports not covered by {config.profile.upper()} ({', '.join(config.imports)}): {', '.join(outside)}",
+                f"imports not covered by {display_profile(config.profile)} ({', '.join(config.imports)}): {', '.join(outside)}",
                 {"uncovered": outside, "profile_imports": config.imports},
             )
         protect = not config.allow_unsafe_commands
@@ -162,7 +163,7 @@ class Checker:
             pool.give_back(worker)
             raise LeanIndexError(
                 ErrorCode.HEADER_MISMATCH,
-                f"no such module in {config.profile.upper()}'s environment: {', '.join(unknown)}",
+                f"no such module in {display_profile(config.profile)}'s environment: {', '.join(unknown)}",
                 {"unknown_modules": unknown, "profile_imports": config.imports},
             )
         acquired = time.perf_counter()
@@ -181,13 +182,8 @@ class Checker:
             raw.probe.unanswered + raw.found.unnamed,
             raw.found.examples,
             protect,
+            raw.has_infotree,
         )
-        if decision.verdict == "accepted" and not raw.has_infotree:
-            raise LeanIndexError(
-                ErrorCode.BACKEND_ERROR,
-                "the REPL returned no info tree, so forbidden commands could not be ruled out",
-                {"stage": "infotree"},
-            )
         response = CheckResponse(
             **config.identity.model_dump(),
             verdict=decision.verdict,
@@ -202,8 +198,8 @@ class Checker:
             lean_toolchain=self._toolchains.get(config.profile),
             code_sha256=digest,
         )
-        response.timings.total_ms = (time.perf_counter() - received) * 1000
-        return response
+        total_ms = (time.perf_counter() - received) * 1000
+        return response.model_copy(update={"timings": response.timings.model_copy(update={"total_ms": total_ms})})
 
     async def close(self) -> None:
         """Stop every pool: waiting callers get `backend_error`, every REPL process group is killed."""

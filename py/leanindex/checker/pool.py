@@ -19,6 +19,7 @@ from typing import TypeVar
 from lean_interact import LeanREPLConfig
 
 from ..errors import ErrorCode, LeanIndexError
+from ..models import display_profile
 from .config import CheckerConfig
 from .worker import Worker
 
@@ -99,7 +100,7 @@ class ProfilePool:
         if pending >= self.config.queue_size:
             raise LeanIndexError(
                 ErrorCode.BUSY,
-                f"all {self.config.workers} {self.config.profile.upper()} workers are busy and {pending} checks wait",
+                f"all {self.config.workers} {display_profile(self.config.profile)} workers are busy and {pending} checks wait",
                 {"queue_size": self.config.queue_size, "workers": self.config.workers},
             )
         if not self._all and not self._starting:

@@ -15,16 +15,17 @@ from pathlib import Path
 from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
+    EnvironmentIdentity,
     EnvironmentsResponse,
-    ErrorBody,
     EnvironmentSummary,
     InspectRequest,
     InspectResponse,
     SearchRequest,
     SearchResponse,
+    display_profile,
 )
+from .inspect import inspect as _inspect
 from .loaded import LoadedCatalog
-from .search import inspect as _inspect
 from .search import search as _search
 
 __all__ = ["Engine"]
@@ -42,6 +43,15 @@ class Engine:
     def profiles(self) -> list[str]:
         """Profile ids (lower case) that have a manifest under the root."""
         return discover_profiles(self.root)
+
+    def served_profile(self, environment: str) -> str | None:
+        """`environment`'s display id (upper case) when it names a profile with a manifest under
+        the root, else None (a malformed id included). One stat, no listing of `manifests/`."""
+        try:
+            profile = normalize_profile(environment)
+        except LeanIndexError:
+            return None
+        return display_profile(profile) if CatalogPaths(self.root, profile).manifest.exists() else None
 
     def catalog(self, environment: str) -> LoadedCatalog:
         """The verified catalog of `environment` (any case).
@@ -62,7 +72,7 @@ class Engine:
                 del self._loaded[profile]
                 loaded.close()
             if not paths.manifest.exists():
-                known = [p.upper() for p in self.profiles()]
+                known = [display_profile(p) for p in self.profiles()]
                 hint = (
                     f"known here: {', '.join(known)}"
                     if known
@@ -82,7 +92,7 @@ class Engine:
         return _search(self.catalog(request.environment), request)
 
     def inspect(self, request: InspectRequest) -> InspectResponse:
-        """Look up one declaration; see `leanindex.engine.search.inspect`."""
+        """Look up one declaration; see `leanindex.engine.inspect.inspect`."""
         return _inspect(self.catalog(request.environment), request)
 
     def environments(self) -> EnvironmentsResponse:
@@ -118,14 +128,10 @@ class Engine:
 
 def _unverified(profile: str, error: LeanIndexError) -> EnvironmentSummary:
     return EnvironmentSummary(
-        environment=profile.upper(),
-        environment_digest=error.details.get("environment_digest", ""),
-        lean_version=None,
-        lean_commit=None,
-        mathlib_commit=None,
+        **EnvironmentIdentity.unpinned(profile, error.details.get("environment_digest", "")).model_dump(),
         imports=[],
         declaration_count=None,
         visible_count=None,
         verified=False,
-        problem=ErrorBody(**error.to_dict()["error"]),
+        problem=error.body(),
     )

@@ -27,9 +27,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from .. import __version__
 from ..errors import LeanIndexError
 from ..validation import invalid_request
+from ..version import __version__
 from .tools import ToolSpec, render_error
 
 SERVER_NAME = "leanindex"
@@ -99,10 +99,11 @@ async def call_tool(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallTool
 
 
 def build_mcp_server(tools: Sequence[ToolSpec]) -> Server[Any]:
-    """The MCP server `leanindex` offering `tools` (and their aliases).
+    """The MCP server `leanindex` offering the `enabled` ones of `tools` (and their aliases).
 
     Raises `ValueError` when two tools would share a name.
     """
+    tools = [spec for spec in tools if spec.enabled]
     by_name: dict[str, ToolSpec] = {}
     for spec in tools:
         for name in (spec.name, spec.alias):
