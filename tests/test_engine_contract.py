@@ -94,6 +94,7 @@ SEARCH_KEYS = IDENTITY_KEYS | {
     "total_matches",
     "hidden_matches",
     "unknown_constants",
+    "suggestions",
 }
 RESULT_KEYS = {"name", "kind", "type", "namespace", "module", "range", "match_reasons"}
 INSPECT_KEYS = IDENTITY_KEYS | {
@@ -202,9 +203,10 @@ def test_catalog_unavailable_when_only_the_manifest_exists(tmp_path: Path) -> No
 # --- invalid requests -----------------------------------------------------------------------------
 
 
-def test_neither_name_nor_type_pattern(engine: Engine) -> None:
-    error = refused(lambda: search(engine, namespace_prefixes=["Nat"]), ErrorCode.INVALID_REQUEST)
-    assert "name_contains" in error.message
+@pytest.mark.parametrize("fields", [{}, {"flags": {}}, {"flags": {"instance": None}}, {"case_sensitive": False}])
+def test_a_search_without_any_filter_is_refused(engine: Engine, fields: dict[str, Any]) -> None:
+    error = refused(lambda: search(engine, **fields), ErrorCode.INVALID_REQUEST)
+    assert "name_contains" in error.message and "namespace_prefixes" in error.message
 
 
 @pytest.mark.parametrize(
@@ -470,7 +472,7 @@ def test_cli_inspect_json_is_exactly_the_model(engine: Engine, root: Path) -> No
 @pytest.mark.parametrize(
     ("args", "code"),
     [
-        (["search", "-e", "sample", "--namespace", "Nat"], ErrorCode.INVALID_REQUEST),
+        (["search", "-e", "sample"], ErrorCode.INVALID_REQUEST),
         (["search", "-e", "sample", "-n", "a", "--limit", "0"], ErrorCode.INVALID_REQUEST),
         (["search", "-e", "sample", "-n", "a", "--limit", "51"], ErrorCode.INVALID_REQUEST),
         (["search", "-e", "sample", *[a for i in range(9) for a in ("-c", f"C{i}")]], ErrorCode.INVALID_REQUEST),

@@ -122,6 +122,10 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
                 is_private=private,
                 is_internal=internal or draw(st.integers(0, 9)) == 0,  # ~10% marked internal by the source
                 is_instance=draw(st.booleans()),
+                is_class=draw(st.integers(0, 3)) == 0,
+                is_structure=draw(st.integers(0, 3)) == 0,
+                is_deprecated=draw(st.integers(0, 3)) == 0,
+                is_unsafe=draw(st.integers(0, 5)) == 0,
                 range=draw(st.one_of(st.none(), st.just({"start": {"line": 3, "column": 2}, "end": {"line": 4, "column": None}}))),
             )
         )
@@ -140,15 +144,22 @@ def queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> tuple[dict[str, Any]
     anchor = draw(st.sampled_from(recs))
     query: dict[str, Any] = {}
     prefixes: dict[str, tuple[Any, ...]] = {}
-    choice = draw(st.sampled_from(["substring", "substring", "substring", "random", "none"]))
-    if choice == "substring":
-        name = anchor["name"]
-        start = draw(st.integers(0, len(name) - 1))
-        end = draw(st.integers(start + 1, min(len(name), start + 3)))
-        query["name_contains"] = name[start:end]
-    elif choice == "random":
-        query["name_contains"] = draw(st.text(alphabet="adN._ℕ«»𝔸1", min_size=1, max_size=2))
-    if draw(st.booleans()) or "name_contains" not in query:
+    choice = draw(st.sampled_from(["substring", "substring", "substring", "random", "none", "browse"]))
+    fragments = []
+    for _ in range(draw(st.integers(1, 2))):
+        if choice == "substring":
+            name = anchor["name"]
+            start = draw(st.integers(0, len(name) - 1))
+            end = draw(st.integers(start + 1, min(len(name), start + 3)))
+            fragment = name[start:end]
+            fragments.append(fragment.swapcase() if draw(st.integers(0, 3)) == 0 else fragment)
+        elif choice == "random":
+            fragments.append(draw(st.text(alphabet="adNA._ℕ«»𝔸1", min_size=1, max_size=2)))
+    if fragments:
+        query["name_contains"] = fragments[0] if len(fragments) == 1 and draw(st.booleans()) else fragments
+        if draw(st.integers(0, 2)) == 0:
+            query["case_sensitive"] = False
+    if choice != "browse" and (draw(st.booleans()) or "name_contains" not in query):
         pool = anchor["type_constants"] if anchor["type_constants"] and draw(st.booleans()) else CONSTANTS[:6]
         constants = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
         if draw(st.integers(0, 5)) == 0:
@@ -177,7 +188,20 @@ def queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> tuple[dict[str, Any]
             # a dotted prefix matches; the same text cut inside a component does not
             modules.append(cut if draw(st.booleans()) else cut[:-1] or cut)
         query["module_prefixes"] = modules
+    if draw(st.integers(0, 2)) == 0 or choice == "browse":
+        keys = draw(st.lists(st.sampled_from(sorted(FLAG_KEYS)), min_size=1, max_size=3, unique=True))
+        query["flags"] = {key: draw(st.booleans()) for key in keys}
+    if not set(query) - {"case_sensitive"}:  # browsing needs some filter: the kind, at least
+        query["kinds"] = [anchor["kind"]]
     return query, prefixes
+
+
+# Written out by hand: the flag keys of a search and the record fields they read.
+FLAG_KEYS = {"instance": "is_instance", "class": "is_class", "structure": "is_structure", "deprecated": "is_deprecated", "unsafe": "is_unsafe"}
+
+
+def ascii_lower(text: str) -> str:
+    return "".join(c.lower() if c.isascii() else c for c in text)
 
 
 # --- the oracle -----------------------------------------------------------------------------------
@@ -206,9 +230,12 @@ def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[s
         why: list[dict[str, str]] = []
         components = tuple(r["components"])
         if "name_contains" in query:
-            if query["name_contains"] not in r["name"]:
+            given = query["name_contains"]
+            fragments = list(dict.fromkeys([given] if isinstance(given, str) else given))
+            fold = ascii_lower if query.get("case_sensitive") is False else (lambda text: text)
+            if not all(fold(f) in fold(r["name"]) for f in fragments):
                 continue
-            why.append({"filter": "name_contains", "value": query["name_contains"]})
+            why += [{"filter": "name_contains", "value": f} for f in fragments]
         if wanted:
             if not all(c in r["type_constants"] for c in wanted):
                 continue
@@ -231,6 +258,13 @@ def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[s
             if not hits:
                 continue
             why += [{"filter": "module_prefix", "value": p} for p in hits]
+        if "flags" in query:
+            if any(r[FLAG_KEYS[key]] != value for key, value in query["flags"].items()):
+                continue
+            # in the order of the request model's keys, whatever order the query gave them in
+            why += [
+                {"filter": "flag", "value": f"{key}={'true' if query['flags'][key] else 'false'}"} for key in FLAG_KEYS if key in query["flags"]
+            ]
         if r["is_private"] or r["is_internal"]:
             hidden += 1
         else:

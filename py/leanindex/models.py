@@ -18,7 +18,7 @@ from pydantic_core import PydanticUndefined
 
 from .base import Frozen
 from .errors import ErrorBody, ErrorCode, ErrorResponse, LeanIndexError  # noqa: F401  (ErrorResponse: one of the public models, defined beside the errors)
-from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange
+from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange, record_fields
 
 PROFILE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 """A profile id: 1-64 ASCII letters, digits, `_` and `-`, starting with a letter or digit;
@@ -104,17 +104,39 @@ class TypePattern(Frozen):
     constants: Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
 
 
+#: The flags a search can require or exclude, by key (`instance` is the record's `is_instance`).
+SEARCH_FLAGS: dict[str, str] = {
+    key: field
+    for key, field in zip(
+        ("instance", "class", "structure", "deprecated", "unsafe"),
+        record_fields("is_instance", "is_class", "is_structure", "is_deprecated", "is_unsafe"),
+    )
+}
+
+FlagFilter = create_model(
+    "FlagFilter",
+    __base__=Frozen,
+    __module__=__name__,
+    __doc__="Flags a declaration must have (`true`) or must not have (`false`); a key left out does not matter.",
+    **{key: (bool | None, None) for key in SEARCH_FLAGS},
+)
+
+NameFragment = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
 class SearchRequest(Frozen):
     """A bounded search (`lean.declaration.search`, `POST /v1/declarations/search`).
 
-    At least one of `name_contains` and `type_pattern` is required; all given filters must
-    hold. `after` is the `next_cursor` of a previous response with the same filters.
+    At least one filter (any field but `environment`, `case_sensitive`, `result_limit` and
+    `after`) is required; all given filters must hold. `after` is the `next_cursor` of a
+    previous response with the same filters.
     """
 
     environment: ProfileId
-    name_contains: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
-        default=None, description="Case-sensitive substring of the printed name."
+    name_contains: NameFragment | Annotated[list[NameFragment], Field(min_length=1, max_length=8)] | None = Field(
+        default=None, description="Substring(s) of the printed name; all must occur."
     )
+    case_sensitive: bool = Field(default=True, description="false: name_contains ignores the case of ASCII letters.")
     type_pattern: TypePattern | None = None
     namespace_prefixes: Annotated[list[DeclarationName], Field(min_length=1, max_length=16)] | None = Field(
         default=None,
@@ -124,21 +146,28 @@ class SearchRequest(Frozen):
     module_prefixes: Annotated[list[DeclarationName], Field(min_length=1, max_length=16)] | None = Field(
         default=None, description="A module matches when it equals a prefix or lies under one."
     )
+    flags: FlagFilter | None = None  # type: ignore[valid-type]
     result_limit: Annotated[int, Field(ge=1, le=50)] = 10
     after: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
 
     @field_validator("name_contains")
     @classmethod
-    def _no_nul(cls, v: str | None) -> str | None:
-        if v is not None and "\x00" in v:
+    def _no_nul(cls, v: str | list[str] | None) -> str | list[str] | None:
+        if v is not None and any("\x00" in fragment for fragment in ([v] if isinstance(v, str) else v)):
             raise ValueError("name_contains must not contain NUL")
         return v
+
+    def name_fragments(self) -> list[str]:
+        """`name_contains` as a list of distinct fragments in the order given (empty when absent)."""
+        if self.name_contains is None:
+            return []
+        return list(dict.fromkeys([self.name_contains] if isinstance(self.name_contains, str) else self.name_contains))
 
 
 class MatchReason(Frozen):
     """Which filter matched what: `filter` is the request field, `value` the matched value."""
 
-    filter: Literal["name_contains", "type_constant", "namespace_prefix", "kind", "module_prefix"]
+    filter: Literal["name_contains", "type_constant", "namespace_prefix", "kind", "module_prefix", "flag"]
     value: str
 
 
@@ -179,6 +208,9 @@ class SearchResponse(EnvironmentIdentity):
     total_matches: int
     hidden_matches: int
     unknown_constants: list[UnknownConstant]
+    suggestions: list[str] = Field(
+        default_factory=list, description="When a name search finds nothing: close visible names (else empty)."
+    )
 
     def to_arrow(self) -> Any:
         """The results as a `pyarrow.Table` (one row per result; `match_reasons` as text)."""

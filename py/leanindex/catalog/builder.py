@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from ..errors import ErrorCode, LeanIndexError
 from ..names import namespace_key
-from ..records import KIND_ORDER, DeclarationRecord
+from ..records import FLAG_FIELDS, KIND_ORDER, DeclarationRecord
 from ..version import __version__
 from . import columns
 from .index import write_index
@@ -57,6 +57,7 @@ _SERVING_SCHEMA = pa.schema(
         ("ns_key", pa.string()),
         ("kind_code", pa.uint8()),
         ("hidden", pa.bool_()),
+        ("flag_bits", pa.uint16()),
     ]
 )
 
@@ -195,6 +196,7 @@ def _write_tables(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir:
                 serving["ns_key"].append(namespace_key(record.components))
                 serving["kind_code"].append(kind_codes[record.kind])
                 serving["hidden"].append(hidden)
+                serving["flag_bits"].append(sum(1 << i for i, flag in enumerate(FLAG_FIELDS) if getattr(record, flag)))
                 if len(lines) == columns.ROW_GROUP_ROWS:
                     flush()
             if lines:
@@ -250,7 +252,7 @@ CREATE TABLE modules AS
     SELECT (row_number() OVER (ORDER BY module) - 1)::INTEGER AS id, module AS name
     FROM (SELECT DISTINCT module FROM read_parquet($serving) WHERE module IS NOT NULL);
 CREATE TABLE search_columns AS
-    SELECT s.pos, s.ns_key, s.kind_code, s.hidden, coalesce(m.id, -1)::INTEGER AS module_id
+    SELECT s.pos, s.ns_key, s.kind_code, s.hidden, s.flag_bits, coalesce(m.id, -1)::INTEGER AS module_id
     FROM read_parquet($serving) s
     LEFT JOIN modules m ON m.name = s.module
     ORDER BY s.pos;

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 import click
 from pydantic.fields import FieldInfo
 from rich.table import Table
+from rich.text import Text
 
 from ..engine import Engine
 from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
@@ -33,12 +34,17 @@ def render_search(response: SearchResponse) -> None:
             f"note: this catalog comes from {response.source}; approximate fields: {', '.join(response.approximate_fields)}",
             markup=False,
         )
+    if response.suggestions:
+        stdout.print(f"no visible name contains that; close names: {', '.join(response.suggestions)}", markup=False)
     if response.results:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        for column in ("name", "kind", "type", "module"):
+        # Names are kept whole (a folded name cannot be copied back); the type column folds.
+        table.add_column("name", no_wrap=True, min_width=max(len(r.name) for r in response.results))
+        for column in ("kind", "type", "module"):
             table.add_column(column, overflow="fold")
         for r in response.results:
-            table.add_row(r.name, r.kind.value, r.type, r.module or "")
+            # Text cells: a signature's `[...]` spans are Lean, not console markup.
+            table.add_row(*(Text(cell) for cell in (r.name, r.kind.value, r.type, r.module or "")))
         stdout.print(table)
     if response.next_cursor:
         stdout.print(f"next page: --after {response.next_cursor}")
@@ -63,6 +69,21 @@ def _list(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
     return list(values) or None
 
 
+def _fragments(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | list[str] | None:
+    return None if not values else values[0] if len(values) == 1 else list(values)
+
+
+def _flags(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, bool] | None:
+    """`--flag instance` (required) and `--flag deprecated=false` (excluded) as the request's `flags`."""
+    wanted: dict[str, bool] = {}
+    for value in values:
+        key, _, setting = value.partition("=")
+        if setting not in ("", "true", "false"):
+            raise click.BadParameter(f"{value!r}: write KEY, KEY=true or KEY=false")
+        wanted[key] = setting != "false"
+    return wanted or None
+
+
 def _type_pattern(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, list[str]] | None:
     return {"constants": list(values)} if values else None
 
@@ -72,7 +93,15 @@ def _type_pattern(ctx: click.Context, param: click.Parameter, values: tuple[str,
 #: `--field-name` from the model (`_derived_option`).
 _SPELLED: dict[str, Callable[[F], F]] = {
     "environment": click.option("--environment", "-e", "environment", required=True, help="Profile id, e.g. CORE (case-insensitive)."),
-    "name_contains": click.option("--name-contains", "-n", "name_contains", help="Case-sensitive substring of the printed name."),
+    "name_contains": click.option(
+        "--name-contains", "-n", "name_contains", multiple=True, callback=_fragments, help="Substring of the printed name (repeat: all must occur)."
+    ),
+    "case_sensitive": click.option(
+        "--ignore-case", "-i", "case_sensitive", flag_value=False, default=True, help="Name substrings ignore the case of ASCII letters."
+    ),
+    "flags": click.option(
+        "--flag", "flags", multiple=True, callback=_flags, help="instance, class, structure, deprecated or unsafe; KEY=false excludes (repeatable)."
+    ),
     "type_pattern": click.option(
         "--constant", "-c", "type_pattern", multiple=True, callback=_type_pattern, help="A constant that must occur in the type (repeat, 1-8)."
     ),

@@ -17,9 +17,9 @@ import numpy as np
 
 from ..catalog.index import unique_positions
 from ..errors import ErrorCode, LeanIndexError
-from ..models import MatchReason, SearchRequest, UnknownConstant
+from ..models import SEARCH_FLAGS, MatchReason, SearchRequest, UnknownConstant
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name
-from ..records import KIND_ORDER
+from ..records import FLAG_FIELDS, KIND_ORDER
 from .loaded import LoadedCatalog
 
 EMPTY = np.empty(0, dtype=np.int64)
@@ -67,7 +67,8 @@ class SearchFilter:
 
 
 class NameContains(SearchFilter):
-    """`name_contains`: a case-sensitive substring of the printed name (suffix-array look-up)."""
+    """`name_contains`: every fragment is a substring of the printed name (suffix-array
+    look-ups; with `case_sensitive: false`, on the names with ASCII letters folded to lower case)."""
 
     field = "name_contains"
 
@@ -76,10 +77,11 @@ class NameContains(SearchFilter):
         return request.name_contains is not None
 
     def positions(self) -> list[np.ndarray]:
-        return [self.catalog.index.positions_containing(self.request.name_contains or "")]
+        index = self.catalog.index
+        return [index.positions_containing(f, self.request.case_sensitive) for f in self.request.name_fragments()]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
-        return [MatchReason(filter="name_contains", value=self.request.name_contains or "")]
+        return [MatchReason(filter="name_contains", value=f) for f in self.request.name_fragments()]
 
 
 class TypeConstants(SearchFilter):
@@ -181,5 +183,32 @@ class ModulePrefixes(SearchFilter):
         return [MatchReason(filter="module_prefix", value=p) for p in self.request.module_prefixes or [] if module_matches(module, p)]
 
 
+class Flags(SearchFilter):
+    """`flags`: each key given `true` names a flag the record must have, `false` one it must
+    not have (the index's flag bits, `records.FLAG_FIELDS` order)."""
+
+    field = "flags"
+
+    @classmethod
+    def active(cls, request: SearchRequest) -> bool:
+        return request.flags is not None and any(v is not None for v in request.flags.model_dump().values())
+
+    def _wanted(self) -> dict[str, bool]:
+        assert self.request.flags is not None
+        return {key: value for key, value in self.request.flags.model_dump().items() if value is not None}
+
+    def narrow(self, matches: np.ndarray) -> np.ndarray:
+        if not len(matches):
+            return matches
+        bits = np.asarray(self.catalog.index.flags[matches])
+        keep = np.ones(len(matches), dtype=bool)
+        for key, value in self._wanted().items():
+            keep &= ((bits >> FLAG_FIELDS.index(SEARCH_FLAGS[key])) & 1).astype(bool) == value
+        return matches[keep]
+
+    def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
+        return [MatchReason(filter="flag", value=f"{key}={'true' if value else 'false'}") for key, value in self._wanted().items()]
+
+
 #: Every filter, in the order they apply and their reasons are listed.
-FILTERS: tuple[type[SearchFilter], ...] = (NameContains, TypeConstants, NamespacePrefixes, Kinds, ModulePrefixes)
+FILTERS: tuple[type[SearchFilter], ...] = (NameContains, TypeConstants, NamespacePrefixes, Kinds, ModulePrefixes, Flags)

@@ -60,6 +60,7 @@ class LoadedCatalog:
     modules: list[str]
     stamps: dict[str, object]
     _names: list[str] | None = field(default=None, repr=False)
+    _last_components: dict[str, str] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -112,9 +113,13 @@ class LoadedCatalog:
     def all_names(self) -> list[str]:
         """Every printed name in `pos` order, loaded on first use (for suggestions only)."""
         with self._lock:
-            if self._names is None:
-                self._names = [n for (n,) in self.cursor().execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
-            return self._names
+            return self.all_names_unlocked()
+
+    def all_names_unlocked(self) -> list[str]:
+        """`all_names` for a caller that holds the lock."""
+        if self._names is None:
+            self._names = [n for (n,) in self.cursor().execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
+        return self._names
 
     def close_names(self, name: str, limit: int = 5) -> list[str]:
         """Visible declaration names close to `name`: first among names sharing its last
@@ -130,6 +135,25 @@ class LoadedCatalog:
             choices = {int(p): names[int(p)] for p in visible}
         found = process.extract(name, choices, scorer=fuzz.ratio, limit=limit)
         return [match for match, _score, _key in found]
+
+    def close_fragments(self, fragment: str, limit: int = 5) -> list[str]:
+        """Visible names whose last component is closest to `fragment` by edit similarity
+        (rapidfuzz; the shortest name per last component), for a name fragment that nothing
+        contains (`sqrrt` -> `Nat.sqrt`, `Real.sqrt`...)."""
+        with self._lock:
+            if self._last_components is None:
+                names = self.all_names_unlocked()
+                hidden = np.asarray(self.index.hidden, dtype=bool)
+                shortest: dict[str, str] = {}
+                for pos in np.flatnonzero(~hidden).tolist():
+                    name = names[pos]
+                    last = name.rsplit(".", 1)[-1]
+                    if last not in shortest or len(name) < len(shortest[last]):
+                        shortest[last] = name
+                self._last_components = shortest
+            shortest = self._last_components
+        found = process.extract(fragment.rsplit(".", 1)[-1], list(shortest), scorer=fuzz.ratio, limit=limit)
+        return [shortest[match] for match, _score, _key in found]
 
     def close_constants(self, name: str, limit: int = 5) -> list[str]:
         """Known type constants close to `name` by edit similarity (rapidfuzz)."""

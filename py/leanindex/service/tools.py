@@ -55,16 +55,13 @@ class ToolSpec:
 
 
 SEARCH_DESCRIPTION = """\
-Bounded search of the declarations (theorems, definitions, ...) of a pinned Lean 4 environment.
-Give `environment` (a profile id such as CORE or MATHLIB; see the server's environments) and at
-least one of `name_contains` (case-sensitive substring of the full name) and
-`type_pattern.constants` (1-8 exact constant names that must all occur in the elaborated type;
-no unification, no notation). Optional filters, all of which must hold: `namespace_prefixes`,
-`kinds`, `module_prefixes`. Results come in Lean's Name.lt order, at most `result_limit` (1-50).
-`stop_reason` EXHAUSTED with completeness COMPLETE means every match was returned; RESULT_LIMIT
-means more exist: pass `next_cursor` as `after` with the same filters for the next page.
-`total_matches` counts every visible match; `hidden_matches` the private/internal ones left out.
-Unknown type constants are listed with close known names."""
+Bounded search of the declarations of a pinned Lean 4 environment (`environment`: a profile id
+from lean.environments, e.g. CORE, MATHLIB). Give at least one filter; all given must hold:
+`name_contains` (substrings of the full name, all must occur; `case_sensitive`), `type_pattern`
+(exact constants of the type), `namespace_prefixes`, `kinds`, `module_prefixes`, `flags`.
+Results in Name.lt order, at most `result_limit`. stop_reason RESULT_LIMIT: pass `next_cursor`
+as `after` with the same filters. `total_matches` is exact. Unknown constants and empty name
+searches come with close names."""
 
 INSPECT_DESCRIPTION = """\
 Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full
