@@ -164,6 +164,82 @@ class SearchRequest(Frozen):
         return list(dict.fromkeys([self.name_contains] if isinstance(self.name_contains, str) else self.name_contains))
 
 
+def flag_settings(values: list[str] | tuple[str, ...]) -> dict[str, bool] | None:
+    """`flags` from `KEY` (required), `KEY=true` or `KEY=false` (excluded) strings, as the CLI's
+    `--flag` and the HTTP query's `flag` give them; None for none. Raises `ValueError` naming a
+    value of another form (an unknown key is left for `FlagFilter` to refuse)."""
+    wanted: dict[str, bool] = {}
+    for value in values:
+        key, _, setting = value.partition("=")
+        if setting not in ("", "true", "false"):
+            raise ValueError(f"flag {value!r}: write KEY, KEY=true or KEY=false")
+        wanted[key] = setting != "false"
+    return wanted or None
+
+
+#: Query parameters of `GET /v1/declarations/search` whose names are not a `SearchRequest`
+#: field's: each maps to the request path it fills (every other field is its own parameter).
+QUERY_PARAMETERS: dict[str, tuple[str, ...]] = {"constant": ("type_pattern", "constants"), "flag": ("flags",)}
+QUERY_PARAMETER_HELP: dict[str, str] = {
+    "constant": "A constant of `type_pattern.constants` (repeat).",
+    "flag": "KEY (the flag is required) or KEY=false (excluded); repeat.",
+}
+
+
+def search_request_from_query(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """The `SearchRequest` fields of a search given as query parameters (`pairs` in order; a
+    list field repeats its parameter; `constant` fills `type_pattern.constants`, `flag` gives
+    `flags` as `KEY`/`KEY=false`). Raises `LeanIndexError(invalid_request)` for an unknown
+    parameter, a repeated single-valued one or a malformed flag; values are validated by
+    `SearchRequest` afterwards."""
+    values: dict[str, list[str]] = {}
+    for key, value in pairs:
+        values.setdefault(key, []).append(value)
+    fields: dict[str, Any] = {}
+    schema = SearchRequest.model_json_schema()["properties"]
+    for key, given in values.items():
+        if key in QUERY_PARAMETERS:
+            path = QUERY_PARAMETERS[key]
+            if path == ("flags",):
+                try:
+                    fields["flags"] = flag_settings(given)
+                except ValueError as error:
+                    raise LeanIndexError(ErrorCode.INVALID_REQUEST, str(error), {"field": "flag"}) from None
+            else:
+                fields.setdefault(path[0], {})[path[1]] = given
+            continue
+        if key not in SearchRequest.model_fields or key in {"type_pattern", "flags"}:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"unknown query parameter {key!r}", {"field": key})
+        options = [o.get("type") for o in schema[key].get("anyOf", [schema[key]])]
+        if "array" in options and (len(given) > 1 or "string" not in options):
+            fields[key] = given
+        elif len(given) > 1:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"query parameter {key!r} given {len(given)} times", {"field": key})
+        else:
+            fields[key] = given[0]
+    return fields
+
+
+def search_query_parameters() -> list[dict[str, Any]]:
+    """The OpenAPI parameters of `GET /v1/declarations/search`, derived from `SearchRequest`
+    (with `QUERY_PARAMETERS` in place of the fields they fill)."""
+    schema = SearchRequest.model_json_schema()["properties"]
+    spelled = {path[0] for path in QUERY_PARAMETERS.values()}
+    parameters = []
+    for name in SearchRequest.model_fields:
+        if name in spelled:
+            continue
+        options = [o for o in schema[name].get("anyOf", [schema[name]]) if o.get("type") != "null"]
+        array = next((o for o in options if o.get("type") == "array"), None)
+        value = {"type": "array", "items": {"type": "string"}} if array else {"type": options[0].get("type", "string")}
+        parameters.append({"name": name, "in": "query", "required": name == "environment", "explode": True, "schema": value})
+    parameters += [
+        {"name": key, "in": "query", "explode": True, "schema": {"type": "array", "items": {"type": "string"}}, "description": about}
+        for key, about in QUERY_PARAMETER_HELP.items()
+    ]
+    return parameters
+
+
 class MatchReason(Frozen):
     """Which filter matched what: `filter` is the request field, `value` the matched value."""
 
@@ -338,6 +414,10 @@ class EnvironmentSummary(EnvironmentIdentity):
     visible_count: int | None
     verified: bool
     problem: ErrorBody | None = None
+
+
+class EnvironmentsRequest(Frozen):
+    """The request of `lean.environments` (`GET /v1/environments`): no field."""
 
 
 class EnvironmentsResponse(Frozen):

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine import Engine
-from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
+from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, flag_settings, inspect_details
 from ..records import Kind
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
@@ -74,14 +74,10 @@ def _fragments(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 
 
 def _flags(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, bool] | None:
-    """`--flag instance` (required) and `--flag deprecated=false` (excluded) as the request's `flags`."""
-    wanted: dict[str, bool] = {}
-    for value in values:
-        key, _, setting = value.partition("=")
-        if setting not in ("", "true", "false"):
-            raise click.BadParameter(f"{value!r}: write KEY, KEY=true or KEY=false")
-        wanted[key] = setting != "false"
-    return wanted or None
+    try:
+        return flag_settings(values)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 def _type_pattern(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, list[str]] | None:
