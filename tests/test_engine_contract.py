@@ -94,6 +94,7 @@ SEARCH_KEYS = IDENTITY_KEYS | {
     "total_matches",
     "hidden_matches",
     "unknown_constants",
+    "resolved_constants",
     "suggestions",
 }
 RESULT_KEYS = {"name", "kind", "type", "namespace", "module", "range", "match_reasons"}

@@ -27,7 +27,9 @@ BRACKETS_TYPE = "∀ {α β} (f : α → β) {l : List α} {i : Nat} (h : i < (m
 MARKUP = [
     declaration(["List", "getElem_map"], type=BRACKETS_TYPE, type_constants=["List"]),
     declaration(["Real", "sqrt"], kind="definition", type_constants=["Real"]),
-    declaration(["Real", "sqrt_nonneg"], type_constants=["Real"]),
+    declaration(["Real", "sqrt_nonneg"], type_constants=["Real", "Real.sqrt"]),
+    declaration(["NNReal", "sqrt_le"], type_constants=["NNReal.sqrt"]),
+    declaration(["MeasureTheory", "Measure", "map_map"], type_constants=["MeasureTheory.Measure.map"]),
 ]
 MARKUP.sort(key=lambda r: lean_order_key(r["components"]))
 
@@ -148,3 +150,20 @@ def test_cli_prints_suggestions_of_an_empty_name_search(root: Path) -> None:
     result = cli(root, "search", "-e", "MARKUP", "-n", "sqrrt")
     assert result.exit_code == 0, result.output
     assert "close names: Real.sqrt" in result.output
+
+
+def test_a_partly_qualified_constant_resolves_when_one_constant_ends_with_it(engine: Engine) -> None:
+    response = search(engine, environment="MARKUP", type_pattern={"constants": ["Measure.map"]})
+    assert names(response) == ["MeasureTheory.Measure.map_map"] and response.unknown_constants == []
+    assert [(r.given, r.resolved) for r in response.resolved_constants] == [("Measure.map", "MeasureTheory.Measure.map")]
+    assert [(m.filter, m.value) for m in response.results[0].match_reasons] == [
+        ("resolved_constant", "Measure.map -> MeasureTheory.Measure.map"),
+        ("type_constant", "MeasureTheory.Measure.map"),
+    ]
+
+
+def test_an_ambiguous_partly_qualified_constant_lists_every_candidate_first(engine: Engine) -> None:
+    response = search(engine, environment="MARKUP", type_pattern={"constants": ["sqrt"]})
+    assert response.total_matches == 0 and response.resolved_constants == []
+    [unknown] = response.unknown_constants
+    assert unknown.name == "sqrt" and unknown.suggestions[:2] == ["NNReal.sqrt", "Real.sqrt"]

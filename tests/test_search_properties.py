@@ -44,8 +44,10 @@ MODULES = [
     "Mathlib.AnalysisX",
     "Über.Modul",
 ]
-CONSTANTS = ["Eq", "HAdd.hAdd", "List", "List.length", "Nat", "Nat.succ", "True", "α", "Foo.«bar baz»", "ℕ"]
+CONSTANTS = ["Eq", "HAdd.hAdd", "List", "List.length", "Nat", "Nat.succ", "True", "α", "Foo.«bar baz»", "ℕ", "Int.succ"]
 UNKNOWN_CONSTANTS = ["Nat.lenght", "Zzz", "List.len"]
+# Partly qualified: one known constant ends with `length`, `hAdd`, `«bar baz»`; `succ` with two.
+PARTIAL_CONSTANTS = ["length", "hAdd", "«bar baz»", "succ"]
 
 # Namespaces names are built under, and the printed prefixes queries use with the components
 # the oracle takes them to mean (written out by hand, not parsed by the code under test).
@@ -163,7 +165,7 @@ def queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> tuple[dict[str, Any]
         pool = anchor["type_constants"] if anchor["type_constants"] and draw(st.booleans()) else CONSTANTS[:6]
         constants = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
         if draw(st.integers(0, 5)) == 0:
-            constants.append(draw(st.sampled_from(CONSTANTS + UNKNOWN_CONSTANTS)))
+            constants.append(draw(st.sampled_from(CONSTANTS + UNKNOWN_CONSTANTS + PARTIAL_CONSTANTS)))
         query["type_pattern"] = {"constants": constants}
     if draw(st.integers(0, 2)) == 0:
         chosen = []
@@ -213,6 +215,7 @@ class Expected:
     hidden: int
     reasons: dict[str, list[dict[str, str]]]
     unknown: list[str]
+    resolved: list[dict[str, str]]
 
 
 def module_under(module: str | None, prefix: str) -> bool:
@@ -223,8 +226,19 @@ def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[s
     """Scan every record in order and keep those matching every filter; `prefixes` gives the
     components of each namespace prefix."""
     known = {c for r in recs for c in r["type_constants"]}
-    wanted = list(dict.fromkeys(query.get("type_pattern", {}).get("constants", [])))
-    unknown = [c for c in wanted if c not in known]
+    wanted: list[str] = []
+    unknown: list[str] = []
+    resolved: list[dict[str, str]] = []
+    for c in dict.fromkeys(query.get("type_pattern", {}).get("constants", [])):
+        ending = sorted(k for k in known if k.endswith("." + c))
+        found = c if c in known else ending[0] if len(ending) == 1 else None
+        if found is None:
+            unknown.append(c)
+            continue
+        if found != c:
+            resolved.append({"given": c, "resolved": found})
+        if found not in wanted:
+            wanted.append(found)
     visible, hidden, reasons = [], 0, {}
     for r in recs:
         why: list[dict[str, str]] = []
@@ -236,14 +250,15 @@ def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[s
             if not all(fold(f) in fold(r["name"]) for f in fragments):
                 continue
             why += [{"filter": "name_contains", "value": f} for f in fragments]
-        if wanted:
-            if not all(c in r["type_constants"] for c in wanted):
+        if "type_pattern" in query:
+            if unknown or not all(c in r["type_constants"] for c in wanted):
                 continue
+            why += [{"filter": "resolved_constant", "value": f"{x['given']} -> {x['resolved']}"} for x in resolved]
             why += [{"filter": "type_constant", "value": c} for c in wanted]
         if "namespace_prefixes" in query:
             hits = [
                 p
-                for p in query["namespace_prefixes"]
+                for p in dict.fromkeys(query["namespace_prefixes"])  # a repeated prefix is one reason
                 if len(components) > len(prefixes[p]) and components[: len(prefixes[p])] == prefixes[p]
             ]
             if not hits:
@@ -270,7 +285,7 @@ def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[s
         else:
             visible.append(r)
             reasons[r["name"]] = why
-    return Expected(visible, hidden, reasons, unknown)
+    return Expected(visible, hidden, reasons, unknown, resolved)
 
 
 def expected_result(r: dict[str, Any], reasons: list[dict[str, str]]) -> dict[str, Any]:
@@ -331,6 +346,7 @@ def check_query(
         assert body["hidden_matches"] == oracle.hidden, query
         assert body["assurance"] == "COMPUTED"
         assert [u["name"] for u in body["unknown_constants"]] == oracle.unknown
+        assert body["resolved_constants"] == oracle.resolved
         remaining = len(want) - len(got)
         assert len(body["results"]) == min(limit, remaining)
         if remaining > limit:

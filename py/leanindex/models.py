@@ -243,7 +243,7 @@ def search_query_parameters() -> list[dict[str, Any]]:
 class MatchReason(Frozen):
     """Which filter matched what: `filter` is the request field, `value` the matched value."""
 
-    filter: Literal["name_contains", "type_constant", "namespace_prefix", "kind", "module_prefix", "flag"]
+    filter: Literal["name_contains", "resolved_constant", "type_constant", "namespace_prefix", "kind", "module_prefix", "flag"]
     value: str
 
 
@@ -260,10 +260,19 @@ class SearchResult(Frozen):
 
 
 class UnknownConstant(Frozen):
-    """A type-pattern constant that no declaration type mentions, with close known names."""
+    """A type-pattern constant that no declaration type mentions, with suggestions: every known
+    constant it could mean (several ending with its components) first, then close known names."""
 
     name: str
     suggestions: list[str]
+
+
+class ResolvedConstant(Frozen):
+    """A partly qualified constant (`Measure.map`) that exactly one known constant ends with,
+    and that constant (`MeasureTheory.Measure.map`)."""
+
+    given: str
+    resolved: str
 
 
 class SearchResponse(EnvironmentIdentity):
@@ -284,6 +293,9 @@ class SearchResponse(EnvironmentIdentity):
     total_matches: int
     hidden_matches: int
     unknown_constants: list[UnknownConstant]
+    resolved_constants: list[ResolvedConstant] = Field(
+        default_factory=list, description="Partly qualified constants of the request and the constants they resolved to."
+    )
     suggestions: list[str] = Field(
         default_factory=list, description="When a name search finds nothing: close visible names (else empty)."
     )

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..catalog.index import unique_positions
 from ..errors import ErrorCode, LeanIndexError
-from ..models import SEARCH_FLAGS, MatchReason, SearchRequest, UnknownConstant
+from ..models import SEARCH_FLAGS, MatchReason, ResolvedConstant, SearchRequest, UnknownConstant
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name
 from ..records import FLAG_FIELDS, KIND_ORDER
 from .loaded import LoadedCatalog
@@ -84,39 +84,72 @@ class NameContains(SearchFilter):
         return [MatchReason(filter="name_contains", value=f) for f in self.request.name_fragments()]
 
 
+def resolve_constant(catalog: LoadedCatalog, name: str, field: str) -> tuple[str | None, list[str]]:
+    """`name` as a known type constant: as given, in Lean's canonical printing, or, when exactly
+    one known constant ends with its components (`Measure.map` -> `MeasureTheory.Measure.map`),
+    that one. Returns (the constant or None, the constants it could mean when several end so).
+    Raises `LeanIndexError(invalid_request)` naming `field` for an unreadable name."""
+    if name in catalog.constant_ids:
+        return name, []
+    canonical = format_name(parse_request_name(name, field))
+    if canonical in catalog.constant_ids:
+        return canonical, []
+    candidates = catalog.constants_ending_with(canonical)
+    return (candidates[0], []) if len(candidates) == 1 else (None, candidates)
+
+
+class ConstantSet:
+    """The constants a request field lists, looked up in one catalog: `known` (as stored,
+    in order, without repeats), `resolved` (partly qualified ones and what they resolved to) and
+    `unknown` (each with its suggestions: every constant it could mean first, then close names)."""
+
+    def __init__(self, catalog: LoadedCatalog, names: list[str], field: str):
+        self.known: list[str] = []
+        self.resolved: list[ResolvedConstant] = []
+        self.unknown: list[UnknownConstant] = []
+        for name in dict.fromkeys(names):
+            found, candidates = resolve_constant(catalog, name, field)
+            if found is None:
+                shown = format_name(parse_request_name(name, field))
+                close = catalog.close_constants(shown)
+                self.unknown.append(UnknownConstant(name=shown, suggestions=list(dict.fromkeys([*candidates, *close]))))
+                continue
+            if found != name and found != format_name(parse_request_name(name, field)):
+                self.resolved.append(ResolvedConstant(given=name, resolved=found))
+            if found not in self.known:
+                self.known.append(found)
+
+    def reasons(self) -> list[MatchReason]:
+        """One reason per resolution: `given -> resolved`."""
+        return [MatchReason(filter="resolved_constant", value=f"{r.given} -> {r.resolved}") for r in self.resolved]
+
+
 class TypeConstants(SearchFilter):
     """`type_pattern.constants`: every constant occurs in the elaborated type (posting lists).
-    A constant is looked up as given, then in Lean's canonical printing; one that no type
-    mentions admits nothing and is listed in `unknown` with close known names."""
+    A constant is looked up as `resolve_constant` says; one that no type mentions admits
+    nothing and is listed in `unknown` with close known names."""
 
     field = "type_pattern"
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
-        self.known: list[str] = []
-        self.unknown: list[UnknownConstant] = []
-        self._positions: list[np.ndarray] = []
-        for name in dict.fromkeys(request.type_pattern.constants if request.type_pattern else []):
-            constant_id = catalog.constant_ids.get(name)
-            if constant_id is None:
-                name = format_name(parse_request_name(name, "type_pattern.constants"))
-                constant_id = catalog.constant_ids.get(name)
-            if constant_id is None:
-                self.unknown.append(UnknownConstant(name=name, suggestions=catalog.close_constants(name)))
-                self._positions.append(EMPTY)
-            else:
-                self.known.append(name)
-                self._positions.append(catalog.index.positions_with_constant(constant_id))
+        given = request.type_pattern.constants if request.type_pattern else []
+        self.constants = ConstantSet(catalog, given, "type_pattern.constants")
+        self.known = self.constants.known
+        self.unknown = self.constants.unknown
+        self.resolved = self.constants.resolved
 
     @classmethod
     def active(cls, request: SearchRequest) -> bool:
         return request.type_pattern is not None
 
     def positions(self) -> list[np.ndarray]:
-        return self._positions
+        if self.unknown:
+            return [EMPTY]
+        return [self.catalog.index.positions_with_constant(self.catalog.constant_ids[c]) for c in self.known]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
-        return [MatchReason(filter="type_constant", value=c) for c in self.known]
+        return [*self.constants.reasons(), *(MatchReason(filter="type_constant", value=c) for c in self.known)]
 
 
 class NamespacePrefixes(SearchFilter):

@@ -17,6 +17,7 @@ from ..catalog.manifest import Manifest, environment_identity
 from ..catalog.verify import verify_catalog
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
+from ..names import NameSyntaxError, format_name, parse_name
 
 FileStamp = tuple[int, int, int]
 
@@ -42,6 +43,15 @@ def catalog_stamps(paths: CatalogPaths, files: list[str]) -> dict[str, object]:
     return stamps
 
 
+def format_components(name: str) -> tuple[str | int, ...]:
+    """The components of a printed constant name (a name that cannot be read back, which the
+    builder keeps as printed, counts as one component)."""
+    try:
+        return parse_name(name)
+    except NameSyntaxError:
+        return (name,)
+
+
 @dataclass
 class LoadedCatalog:
     """A catalog that passed `verify_catalog`, opened for serving.
@@ -61,6 +71,7 @@ class LoadedCatalog:
     stamps: dict[str, object]
     _names: list[str] | None = field(default=None, repr=False)
     _last_components: dict[str, str] | None = field(default=None, repr=False)
+    _by_suffix: dict[str, list[str]] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -154,6 +165,19 @@ class LoadedCatalog:
             shortest = self._last_components
         found = process.extract(fragment.rsplit(".", 1)[-1], list(shortest), scorer=fuzz.ratio, limit=limit)
         return [shortest[match] for match, _score, _key in found]
+
+    def constants_ending_with(self, name: str) -> list[str]:
+        """Known type constants of which `name` is a proper trailing part, component-wise
+        (`Measure.map` -> `MeasureTheory.Measure.map`), sorted; built on first use."""
+        with self._lock:
+            if self._by_suffix is None:
+                by_suffix: dict[str, list[str]] = {}
+                for constant in self.constant_names:
+                    components = format_components(constant)
+                    for start in range(1, len(components)):
+                        by_suffix.setdefault(format_name(components[start:]), []).append(constant)
+                self._by_suffix = by_suffix
+            return sorted(self._by_suffix.get(name, []))
 
     def close_constants(self, name: str, limit: int = 5) -> list[str]:
         """Known type constants close to `name` by edit similarity (rapidfuzz)."""

@@ -92,6 +92,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         total_matches=int(len(visible)),
         hidden_matches=int(len(matches) - len(visible)),
         unknown_constants=[u for f in filters if isinstance(f, TypeConstants) for u in f.unknown],
+        resolved_constants=[r for f in filters if isinstance(f, TypeConstants) for r in f.resolved],
         suggestions=_name_suggestions(catalog, request) if not len(visible) else [],
     )
 
