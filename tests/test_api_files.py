@@ -123,7 +123,7 @@ SHAPE_ERRORS = [
     ("unknown record", {**GOOD, "record": "comment"}),
     ("footer count as bool", {"record": "footer", "count": True}),
     ("footer count negative", {"record": "footer", "count": -1}),
-    ("header of another format", {"record": "header", "format": "leanindex.declarations/v2", "extractor": {"name": "x", "version": "1"}, "lean": {"version": "4", "githash": None}, "imports": [], "modules": []}),
+    ("header of another format", {"record": "header", "format": "leanindex.declarations/v3", "extractor": {"name": "x", "version": "1"}, "lean": {"version": "4", "githash": None}, "imports": [], "modules": []}),
 ]
 
 

@@ -111,6 +111,11 @@ INSPECT_KEYS = IDENTITY_KEYS | {
     "type_constants",
     "value_constants",
     "flags",
+    "conclusion_constants",
+    "conclusion_head",
+    "uses",
+    "used_by_count",
+    "instance_count",
 }
 FLAG_KEYS = {"is_private", "is_internal", "is_instance", "is_class", "is_structure", "is_unsafe", "is_deprecated", "type_fallback"}
 

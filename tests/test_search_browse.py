@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from leanindex.cli import main
 from leanindex.engine import Engine
-from leanindex.models import SearchRequest, SearchResponse
+from leanindex.errors import ErrorCode, LeanIndexError
+from leanindex.models import InspectRequest, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
 from lean_oracle import lean_order_key
 from streamkit import build, declaration, stream
@@ -167,3 +168,67 @@ def test_an_ambiguous_partly_qualified_constant_lists_every_candidate_first(engi
     assert response.total_matches == 0 and response.resolved_constants == []
     [unknown] = response.unknown_constants
     assert unknown.name == "sqrt" and unknown.suggestions[:2] == ["NNReal.sqrt", "Real.sqrt"]
+
+
+# A small catalog with conclusions and value constants, as the Lean extractor records them.
+DEPS = [
+    declaration(["Group"], kind="inductive", type_constants=[], conclusion_constants=[], is_class=True, is_structure=True, value_constants=[]),
+    declaration(["Monoid"], kind="inductive", type_constants=[], conclusion_constants=[], is_class=True, value_constants=[]),
+    declaration(["Int", "instGroup"], kind="definition", type_constants=["Group", "Int"], conclusion_constants=["Group", "Int"],
+                conclusion_head="Group", is_instance=True, value_constants=["Group", "Int.add"]),
+    declaration(["Int", "instMonoid"], kind="definition", type_constants=["Int", "Monoid"], conclusion_constants=["Int", "Monoid"],
+                conclusion_head="Monoid", is_instance=True, value_constants=["Int.add", "Monoid"]),
+    declaration(["Int", "add"], kind="definition", type_constants=["Int"], conclusion_constants=["Int"], conclusion_head="Int", value_constants=[]),
+    declaration(["Int", "add_comm"], type_constants=["Eq", "HAdd.hAdd", "Int"], conclusion_constants=["Eq", "HAdd.hAdd", "Int"],
+                conclusion_head="Eq", value_constants=["Int.add"]),
+    declaration(["Int", "le_of_add"], type_constants=["Eq", "HAdd.hAdd", "Int", "LE.le"], conclusion_constants=["Int", "LE.le"],
+                conclusion_head="LE.le", value_constants=["Int.add", "Int.add_comm"]),
+]
+DEPS.sort(key=lambda r: lean_order_key(r["components"]))
+
+
+@pytest.fixture(scope="module")
+def deps(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    folder = tmp_path_factory.mktemp("deps")
+    build(folder, "deps", stream(DEPS))
+    build(folder, "sample", SAMPLE_LINES)
+    served = Engine(folder)
+    yield served
+    served.close()
+
+
+def test_conclusion_constants_and_type_constants_together(deps: Engine) -> None:
+    only_type = search(deps, environment="DEPS", type_pattern={"constants": ["HAdd.hAdd"]})
+    assert names(only_type) == ["Int.add_comm", "Int.le_of_add"]
+    response = search(deps, environment="DEPS", type_pattern={"constants": ["Int"], "conclusion": ["HAdd.hAdd"]})
+    assert names(response) == ["Int.add_comm"]
+    assert ("conclusion_constant", "HAdd.hAdd") in [(m.filter, m.value) for m in response.results[0].match_reasons]
+
+
+def test_instances_of_a_class_and_its_instance_count(deps: Engine) -> None:
+    assert names(search(deps, environment="DEPS", instances_of="Group")) == ["Int.instGroup"]
+    group = deps.inspect(InspectRequest(environment="DEPS", declaration_name="Group"))
+    assert group.instance_count == 1
+    assert deps.inspect(InspectRequest(environment="DEPS", declaration_name="Int.add")).instance_count is None
+
+
+def test_uses_constants_and_inspect_dependencies(deps: Engine) -> None:
+    assert names(search(deps, environment="DEPS", uses_constants=["Int.add"])) == ["Int.add_comm", "Int.instGroup", "Int.instMonoid", "Int.le_of_add"]
+    assert names(search(deps, environment="DEPS", uses_constants=["Int.add", "add_comm"])) == ["Int.le_of_add"]
+    add = deps.inspect(InspectRequest(environment="DEPS", declaration_name="Int.add"))
+    assert add.used_by_count == 4 and add.uses == ["Int"]
+    lemma = deps.inspect(InspectRequest(environment="DEPS", declaration_name="Int.le_of_add"))
+    assert lemma.uses == ["Eq", "HAdd.hAdd", "Int", "Int.add", "Int.add_comm", "LE.le"] and lemma.used_by_count == 0
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"uses_constants": ["Nat.add"]}, {"type_pattern": {"conclusion": ["Eq"]}}, {"instances_of": "Add"}],
+)
+def test_a_catalog_without_the_data_answers_not_recorded_never_an_empty_success(deps: Engine, fields: dict) -> None:
+    with pytest.raises(LeanIndexError) as caught:
+        search(deps, environment="SAMPLE", **fields)
+    assert caught.value.code is ErrorCode.NOT_RECORDED
+    assert caught.value.details["field"] in {"uses_constants", "type_pattern.conclusion", "instances_of"}
+    sample = deps.inspect(InspectRequest(environment="SAMPLE", declaration_name="Nat.add_comm"))
+    assert sample.uses is None and sample.used_by_count is None

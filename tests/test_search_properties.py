@@ -46,6 +46,7 @@ MODULES = [
 ]
 CONSTANTS = ["Eq", "HAdd.hAdd", "List", "List.length", "Nat", "Nat.succ", "True", "α", "Foo.«bar baz»", "ℕ", "Int.succ"]
 UNKNOWN_CONSTANTS = ["Nat.lenght", "Zzz", "List.len"]
+VALUE_ONLY = ["Nat.rec", "propext"]  # constants that only values use
 # Partly qualified: one known constant ends with `length`, `hAdd`, `«bar baz»`; `succ` with two.
 PARTIAL_CONSTANTS = ["length", "hAdd", "«bar baz»", "succ"]
 
@@ -113,6 +114,8 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
     out = []
     for components in all_names:
         private = components[0] == "_private"
+        type_constants = sorted(set(draw(st.lists(st.sampled_from(CONSTANTS), max_size=6))))
+        conclusion = sorted(set(draw(st.lists(st.sampled_from(type_constants), max_size=3)))) if type_constants else []
         internal = is_internal_name(components) and not private
         out.append(
             declaration(
@@ -120,7 +123,10 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
                 kind=draw(st.sampled_from(KINDS)),
                 module=draw(st.sampled_from([*MODULES, None])),
                 type="T",
-                type_constants=sorted(set(draw(st.lists(st.sampled_from(CONSTANTS), max_size=6)))),
+                type_constants=type_constants,
+                conclusion_constants=conclusion,
+                conclusion_head=draw(st.sampled_from([None, *conclusion])),
+                value_constants=sorted(set(draw(st.lists(st.sampled_from(CONSTANTS + VALUE_ONLY), max_size=4)))),
                 is_private=private,
                 is_internal=internal or draw(st.integers(0, 9)) == 0,  # ~10% marked internal by the source
                 is_instance=draw(st.booleans()),
@@ -166,7 +172,16 @@ def queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> tuple[dict[str, Any]
         constants = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
         if draw(st.integers(0, 5)) == 0:
             constants.append(draw(st.sampled_from(CONSTANTS + UNKNOWN_CONSTANTS + PARTIAL_CONSTANTS)))
-        query["type_pattern"] = {"constants": constants}
+        where = draw(st.sampled_from(["constants", "constants", "conclusion", "both"]))
+        if where == "both":
+            query["type_pattern"] = {"constants": constants, "conclusion": draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))}
+        else:
+            query["type_pattern"] = {where: constants}
+    if draw(st.integers(0, 5)) == 0:
+        query["instances_of"] = draw(st.sampled_from([*(anchor["conclusion_constants"] or ["Nat"]), "Zzz", "length"]))
+    if draw(st.integers(0, 4)) == 0:
+        pool = anchor["value_constants"] or VALUE_ONLY
+        query["uses_constants"] = draw(st.lists(st.sampled_from([*pool, *VALUE_ONLY, "rec", "Zzz"]), min_size=1, max_size=2))
     if draw(st.integers(0, 2)) == 0:
         chosen = []
         for _ in range(draw(st.integers(1, 2))):
@@ -225,20 +240,33 @@ def module_under(module: str | None, prefix: str) -> bool:
 def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[str, tuple[Any, ...]]) -> Expected:
     """Scan every record in order and keep those matching every filter; `prefixes` gives the
     components of each namespace prefix."""
-    known = {c for r in recs for c in r["type_constants"]}
-    wanted: list[str] = []
+    in_types = {c for r in recs for c in r["type_constants"]}
+    in_values = {c for r in recs for c in r["value_constants"]}
     unknown: list[str] = []
     resolved: list[dict[str, str]] = []
-    for c in dict.fromkeys(query.get("type_pattern", {}).get("constants", [])):
-        ending = sorted(k for k in known if k.endswith("." + c))
-        found = c if c in known else ending[0] if len(ending) == 1 else None
-        if found is None:
-            unknown.append(c)
-            continue
-        if found != c:
-            resolved.append({"given": c, "resolved": found})
-        if found not in wanted:
-            wanted.append(found)
+
+    def lookup(given: list[str], known: set[str]) -> list[str]:
+        wanted: list[str] = []
+        for c in dict.fromkeys(given):
+            ending = sorted(k for k in known if k.endswith("." + c))
+            found = c if c in known else ending[0] if len(ending) == 1 else None
+            if found is None:
+                unknown.append(c)
+                continue
+            if found != c:
+                resolved.append({"given": c, "resolved": found})
+            if found not in wanted:
+                wanted.append(found)
+        return wanted
+
+    pattern = query.get("type_pattern", {})
+    wanted = lookup(pattern.get("constants", []), in_types)
+    wanted_conclusion = lookup(pattern.get("conclusion", []), in_types)
+    resolved_type = list(resolved)
+    instance_class = lookup([query["instances_of"]], in_types) if "instances_of" in query else []
+    resolved_class = resolved[len(resolved_type) :]
+    uses = lookup(query.get("uses_constants", []), in_values)
+    resolved_uses = resolved[len(resolved_type) + len(resolved_class) :]
     visible, hidden, reasons = [], 0, {}
     for r in recs:
         why: list[dict[str, str]] = []
@@ -250,11 +278,24 @@ def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[s
             if not all(fold(f) in fold(r["name"]) for f in fragments):
                 continue
             why += [{"filter": "name_contains", "value": f} for f in fragments]
+        if unknown:
+            continue
         if "type_pattern" in query:
-            if unknown or not all(c in r["type_constants"] for c in wanted):
+            if not all(c in r["type_constants"] for c in wanted) or not all(c in r["conclusion_constants"] for c in wanted_conclusion):
                 continue
-            why += [{"filter": "resolved_constant", "value": f"{x['given']} -> {x['resolved']}"} for x in resolved]
+            why += [{"filter": "resolved_constant", "value": f"{x['given']} -> {x['resolved']}"} for x in resolved_type]
             why += [{"filter": "type_constant", "value": c} for c in wanted]
+            why += [{"filter": "conclusion_constant", "value": c} for c in wanted_conclusion]
+        if "instances_of" in query:
+            if not (r["is_instance"] and r["conclusion_head"] == instance_class[0]):
+                continue
+            why += [{"filter": "resolved_constant", "value": f"{x['given']} -> {x['resolved']}"} for x in resolved_class]
+            why.append({"filter": "instance_of", "value": instance_class[0]})
+        if "uses_constants" in query:
+            if not all(c in r["value_constants"] for c in uses):
+                continue
+            why += [{"filter": "resolved_constant", "value": f"{x['given']} -> {x['resolved']}"} for x in resolved_uses]
+            why += [{"filter": "uses_constant", "value": c} for c in uses]
         if "namespace_prefixes" in query:
             hits = [
                 p

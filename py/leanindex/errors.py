@@ -30,6 +30,7 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     BUSY = "busy"
     BACKEND_ERROR = "backend_error"
+    NOT_RECORDED = "not_recorded"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -47,6 +48,7 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 504,
     ErrorCode.BUSY: 429,
     ErrorCode.BACKEND_ERROR: 502,
+    ErrorCode.NOT_RECORDED: 409,
 }
 
 class Outcome(StrEnum):
@@ -94,6 +96,7 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 9,
     ErrorCode.BUSY: 10,
     ErrorCode.BACKEND_ERROR: 11,
+    ErrorCode.NOT_RECORDED: 3,
 }
 
 

@@ -12,7 +12,7 @@ from copy import copy
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, create_model, field_validator
+from pydantic import Field, StringConstraints, create_model, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -97,11 +97,23 @@ class EnvironmentIdentity(Frozen):
         return cls(environment=display_profile(profile), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None)
 
 
-class TypePattern(Frozen):
-    """Constants that must all occur in a declaration's elaborated type (exact names, no
-    unification and no notation matching)."""
+ConstantNames = Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
 
-    constants: Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
+
+class TypePattern(Frozen):
+    """Constants that must all occur in a declaration's elaborated type (`constants`) and in its
+    conclusion, the type after its leading `∀`/`→` binders (`conclusion`); at least one of the
+    two. Exact names (a partly qualified one resolves when exactly one constant ends with it),
+    no unification and no notation matching."""
+
+    constants: ConstantNames | None = None
+    conclusion: ConstantNames | None = None
+
+    @model_validator(mode="after")
+    def _some(self) -> TypePattern:
+        if self.constants is None and self.conclusion is None:
+            raise ValueError("give constants, conclusion or both")
+        return self
 
 
 #: The flags a search can require or exclude, by key (`instance` is the record's `is_instance`).
@@ -147,6 +159,8 @@ class SearchRequest(Frozen):
         default=None, description="A module matches when it equals a prefix or lies under one."
     )
     flags: FlagFilter | None = None  # type: ignore[valid-type]
+    instances_of: DeclarationName | None = Field(default=None, description="Instances whose conclusion's head is this class.")
+    uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
     result_limit: Annotated[int, Field(ge=1, le=50)] = 10
     after: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
 
@@ -179,9 +193,14 @@ def flag_settings(values: list[str] | tuple[str, ...]) -> dict[str, bool] | None
 
 #: Query parameters of `GET /v1/declarations/search` whose names are not a `SearchRequest`
 #: field's: each maps to the request path it fills (every other field is its own parameter).
-QUERY_PARAMETERS: dict[str, tuple[str, ...]] = {"constant": ("type_pattern", "constants"), "flag": ("flags",)}
+QUERY_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "constant": ("type_pattern", "constants"),
+    "conclusion": ("type_pattern", "conclusion"),
+    "flag": ("flags",),
+}
 QUERY_PARAMETER_HELP: dict[str, str] = {
     "constant": "A constant of `type_pattern.constants` (repeat).",
+    "conclusion": "A constant of `type_pattern.conclusion` (repeat).",
     "flag": "KEY (the flag is required) or KEY=false (excluded); repeat.",
 }
 
@@ -243,7 +262,10 @@ def search_query_parameters() -> list[dict[str, Any]]:
 class MatchReason(Frozen):
     """Which filter matched what: `filter` is the request field, `value` the matched value."""
 
-    filter: Literal["name_contains", "resolved_constant", "type_constant", "namespace_prefix", "kind", "module_prefix", "flag"]
+    filter: Literal[
+        "name_contains", "resolved_constant", "type_constant", "conclusion_constant", "namespace_prefix", "kind", "module_prefix",
+        "flag", "instance_of", "uses_constant",
+    ]
     value: str
 
 
@@ -400,16 +422,35 @@ InspectResponse = create_model(
         )
     },
     flags=(DeclarationFlags, ...),
+    uses=(
+        list[str] | None,
+        Field(description="Constants of the type and the value (sorted); null when the catalog has no value constants."),
+    ),
+    used_by_count=(
+        int | None,
+        Field(description="Declarations whose value uses this one; null when the catalog has no value constants."),
+    ),
+    instance_count=(
+        int | None,
+        Field(description="For a class: the instances whose conclusion's head it is (null otherwise, or without conclusions)."),
+    ),
 )
 
 
 def inspect_details(response: Any) -> list[str]:
     """The optional parts of an `InspectResponse` worth showing people, one line each: the flags
-    that are set, the universe parameters, the type constants (empty ones left out)."""
+    that are set, the universe parameters, the type constants, the constants it uses, and the
+    `used by` / `instances` counts (empty or unrecorded ones left out)."""
     flags = [name for name, value in response.flags.model_dump().items() if value]
+    counts = [
+        f"{label} {value}" for label, value in (("used by", response.used_by_count), ("instances", response.instance_count)) if value is not None
+    ]
     return [
         f"{label} {', '.join(values)}"
-        for label, values in (("flags", flags), ("universes", response.level_params), ("type constants", response.type_constants))
+        for label, values in (
+            ("flags", flags), ("universes", response.level_params), ("type constants", response.type_constants),
+            ("uses", response.uses or []), ("counts", counts),
+        )
         if values
     ]
 

@@ -258,12 +258,29 @@ CREATE TABLE search_columns AS
     ORDER BY s.pos;
 CREATE TABLE constants AS
     SELECT (row_number() OVER (ORDER BY name) - 1)::INTEGER AS id, name
-    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM read_parquet($decls));
+    FROM (SELECT unnest(type_constants) AS name FROM read_parquet($decls)
+          UNION SELECT unnest(value_constants) AS name FROM read_parquet($decls));
 CREATE TABLE type_postings AS
     SELECT c.id AS constant_id, t.pos::INTEGER AS pos
     FROM (SELECT pos, unnest(type_constants) AS name FROM read_parquet($decls)) t
     JOIN constants c USING (name)
     ORDER BY constant_id, pos;
+CREATE TABLE conclusion_postings AS
+    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
+    FROM (SELECT pos, unnest(conclusion_constants) AS name FROM read_parquet($decls)) t
+    JOIN constants c USING (name)
+    ORDER BY constant_id, pos;
+CREATE TABLE value_postings AS
+    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
+    FROM (SELECT pos, unnest(value_constants) AS name FROM read_parquet($decls)) t
+    JOIN constants c USING (name)
+    ORDER BY constant_id, pos;
+CREATE TABLE recorded AS
+    SELECT d.pos, CASE WHEN d.conclusion_constants IS NULL THEN -2 ELSE coalesce(c.id, -1) END::INTEGER AS head_id,
+           d.value_constants IS NOT NULL AS has_values
+    FROM read_parquet($decls) d
+    LEFT JOIN constants c ON c.name = d.conclusion_head
+    ORDER BY d.pos;
 CREATE UNIQUE INDEX declarations_name ON declarations (name);
 CREATE UNIQUE INDEX declarations_pos ON declarations (pos);
 CREATE UNIQUE INDEX constants_name ON constants (name);

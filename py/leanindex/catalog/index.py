@@ -17,7 +17,12 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
   internal), `module_id.npy` (int32 into the `modules` table, -1 for none), `flags.npy`
   (uint16: bit i set when the record's `records.FLAG_FIELDS[i]` is true).
 - `postings_offsets.npy` (int64, m+1) and `postings.npy` (int32): for constant id `c` (the
-  `constants` table), the sorted positions whose type mentions it.
+  `constants` table: every constant of a type or a value), the sorted positions whose type
+  mentions it; `conclusion_postings*` the same for the conclusion's constants and
+  `value_postings*` for the value's constants.
+- `head.npy` (int32): the constant id of each declaration's conclusion head, -1 for none, -2
+  when the record has no conclusion recorded; `has_values.npy` (bool): `value_constants`
+  recorded.
 - `ns_keys.npy` (uint8), `ns_key_starts.npy` (int64, n+1), `ns_pos.npy` (int32): every
   declaration's `names.namespace_key` in sorted byte order with its position, so the
   declarations strictly inside a namespace are one contiguous range.
@@ -47,6 +52,12 @@ _ARRAYS = (
     "flags",
     "postings_offsets",
     "postings",
+    "conclusion_postings_offsets",
+    "conclusion_postings",
+    "value_postings_offsets",
+    "value_postings",
+    "head",
+    "has_values",
     "ns_keys",
     "ns_key_starts",
     "ns_pos",
@@ -94,10 +105,14 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     arrays["module_id"] = np.asarray(cols["module_id"], dtype=np.int32)
     arrays["flags"] = np.asarray(cols["flag_bits"], dtype=np.uint16)
     constant_count = con.execute("SELECT count(*) FROM constants").fetchone()[0]
-    postings = con.execute("SELECT constant_id, pos FROM type_postings ORDER BY constant_id, pos").fetchnumpy()
-    ids = np.asarray(postings["constant_id"], dtype=np.int64)
-    arrays["postings"] = np.asarray(postings["pos"], dtype=np.int32)
-    arrays["postings_offsets"] = np.searchsorted(ids, np.arange(constant_count + 1), side="left").astype(np.int64)
+    for prefix, table in (("", "type_postings"), ("conclusion_", "conclusion_postings"), ("value_", "value_postings")):
+        postings = con.execute(f"SELECT constant_id, pos FROM {table} ORDER BY constant_id, pos").fetchnumpy()
+        ids = np.asarray(postings["constant_id"], dtype=np.int64)
+        arrays[f"{prefix}postings"] = np.asarray(postings["pos"], dtype=np.int32)
+        arrays[f"{prefix}postings_offsets"] = np.searchsorted(ids, np.arange(constant_count + 1), side="left").astype(np.int64)
+    recorded = con.execute("SELECT head_id, has_values FROM recorded ORDER BY pos").fetchnumpy()
+    arrays["head"] = np.asarray(recorded["head_id"], dtype=np.int32)
+    arrays["has_values"] = np.asarray(recorded["has_values"], dtype=np.bool_)
     keyed = con.execute("SELECT ns_key, pos FROM search_columns ORDER BY ns_key, pos").fetchall()
     keys, key_starts = _joined([k.encode() for k, _ in keyed], lead=False)
     arrays["ns_keys"], arrays["ns_key_starts"] = keys, key_starts
@@ -144,6 +159,12 @@ class SearchIndex:
     flags: np.ndarray
     postings_offsets: np.ndarray
     postings: np.ndarray
+    conclusion_postings_offsets: np.ndarray
+    conclusion_postings: np.ndarray
+    value_postings_offsets: np.ndarray
+    value_postings: np.ndarray
+    head: np.ndarray
+    has_values: np.ndarray
     ns_keys: np.ndarray
     ns_key_starts: np.ndarray
     ns_pos: np.ndarray
@@ -176,10 +197,13 @@ class SearchIndex:
         owners = self.name_owner[np.asarray(sa[lo:hi])]
         return unique_positions(owners, self.size)
 
-    def positions_with_constant(self, constant_id: int) -> np.ndarray:
-        """Sorted positions whose type mentions constant `constant_id`."""
-        lo, hi = int(self.postings_offsets[constant_id]), int(self.postings_offsets[constant_id + 1])
-        return np.asarray(self.postings[lo:hi], dtype=np.int64)
+    def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
+        """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value
+        (`"value"`) mentions constant `constant_id`."""
+        prefix = "" if where == "type" else f"{where}_"
+        offsets, postings = getattr(self, f"{prefix}postings_offsets"), getattr(self, f"{prefix}postings")
+        lo, hi = int(offsets[constant_id]), int(offsets[constant_id + 1])
+        return np.asarray(postings[lo:hi], dtype=np.int64)
 
     def positions_in_namespace(self, key: str) -> np.ndarray:
         """Sorted positions strictly inside the namespace whose `namespace_key` is `key`."""

@@ -26,6 +26,8 @@ def render_search(response: SearchResponse) -> None:
         f"{response.total_matches} matches ({response.hidden_matches} private/internal hidden) · "
         f"{response.environment} {response.lean_version or ''}"
     )
+    for resolved in response.resolved_constants:
+        stdout.print(f"{resolved.given} resolved to {resolved.resolved}", markup=False)
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
         stdout.print(f"no declaration's type mentions {unknown.name}{hint}", markup=False)
@@ -80,8 +82,18 @@ def _flags(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
         raise click.BadParameter(str(error)) from None
 
 
-def _type_pattern(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, list[str]] | None:
-    return {"constants": list(values)} if values else None
+def _type_pattern(command: F) -> F:
+    """`--constant`/`-c` and `--conclusion`, the two lists of `type_pattern`, read into one value
+    by `_with_type_pattern`."""
+    command = click.option("--conclusion", "type_pattern_conclusion", multiple=True, help="A constant that must occur in the conclusion (repeat, 1-8).")(command)
+    return click.option("--constant", "-c", "type_pattern", multiple=True, help="A constant that must occur in the type (repeat, 1-8).")(command)
+
+
+def _with_type_pattern(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` with the two type-pattern options as the request's `type_pattern`."""
+    constants, conclusion = fields.pop("type_pattern"), fields.pop("type_pattern_conclusion")
+    given = {key: list(values) for key, values in (("constants", constants), ("conclusion", conclusion)) if values}
+    return {**fields, "type_pattern": given or None}
 
 
 #: Options whose spelling differs from the request field (`--constant` for
@@ -98,9 +110,7 @@ _SPELLED: dict[str, Callable[[F], F]] = {
     "flags": click.option(
         "--flag", "flags", multiple=True, callback=_flags, help="instance, class, structure, deprecated or unsafe; KEY=false excludes (repeatable)."
     ),
-    "type_pattern": click.option(
-        "--constant", "-c", "type_pattern", multiple=True, callback=_type_pattern, help="A constant that must occur in the type (repeat, 1-8)."
-    ),
+    "type_pattern": _type_pattern,
     "namespace_prefixes": click.option("--namespace", "namespace_prefixes", multiple=True, callback=_list, help="Namespace prefix, e.g. Nat (repeatable)."),
     "kinds": click.option(
         "--kind", "kinds", multiple=True, callback=_list, type=click.Choice([k.value for k in Kind]), help="Kernel kind (repeatable)."
@@ -139,7 +149,7 @@ def search_options(command: F) -> F:
 @handles_errors()
 def search(root: str, as_json: bool, **fields: Any) -> None:
     """Bounded search of declarations, in Name.lt order, with an honest completeness signal."""
-    response = Engine(root).search(SearchRequest(**fields))
+    response = Engine(root).search(SearchRequest(**_with_type_pattern(fields)))
     emit_json(response) if as_json else render_search(response)
 
 

@@ -84,72 +84,146 @@ class NameContains(SearchFilter):
         return [MatchReason(filter="name_contains", value=f) for f in self.request.name_fragments()]
 
 
-def resolve_constant(catalog: LoadedCatalog, name: str, field: str) -> tuple[str | None, list[str]]:
-    """`name` as a known type constant: as given, in Lean's canonical printing, or, when exactly
-    one known constant ends with its components (`Measure.map` -> `MeasureTheory.Measure.map`),
-    that one. Returns (the constant or None, the constants it could mean when several end so).
-    Raises `LeanIndexError(invalid_request)` naming `field` for an unreadable name."""
-    if name in catalog.constant_ids:
+def resolve_constant(catalog: LoadedCatalog, name: str, field: str, where: str = "type") -> tuple[str | None, list[str]]:
+    """`name` as a constant some declaration's type (`where="type"`) or value (`"value"`)
+    mentions: as given, in Lean's canonical printing, or, when exactly one such constant ends
+    with its components (`Measure.map` -> `MeasureTheory.Measure.map`), that one. Returns (the
+    constant or None, the constants it could mean when several end so). Raises
+    `LeanIndexError(invalid_request)` naming `field` for an unreadable name."""
+    if catalog.mentioned(name, where):
         return name, []
     canonical = format_name(parse_request_name(name, field))
-    if canonical in catalog.constant_ids:
+    if catalog.mentioned(canonical, where):
         return canonical, []
-    candidates = catalog.constants_ending_with(canonical)
+    candidates = [c for c in catalog.constants_ending_with(canonical) if catalog.mentioned(c, where)]
     return (candidates[0], []) if len(candidates) == 1 else (None, candidates)
 
 
 class ConstantSet:
-    """The constants a request field lists, looked up in one catalog: `known` (as stored,
-    in order, without repeats), `resolved` (partly qualified ones and what they resolved to) and
-    `unknown` (each with its suggestions: every constant it could mean first, then close names)."""
+    """The constants a request field lists, looked up in one catalog (`resolve_constant`):
+    `known` (as stored, in order, without repeats), `resolved` (partly qualified ones and what
+    they resolved to) and `unknown` (each with its suggestions: every constant it could mean
+    first, then close names)."""
 
-    def __init__(self, catalog: LoadedCatalog, names: list[str], field: str):
+    def __init__(self, catalog: LoadedCatalog, names: list[str], field: str, where: str = "type"):
         self.known: list[str] = []
         self.resolved: list[ResolvedConstant] = []
         self.unknown: list[UnknownConstant] = []
         for name in dict.fromkeys(names):
-            found, candidates = resolve_constant(catalog, name, field)
+            found, candidates = resolve_constant(catalog, name, field, where)
+            canonical = format_name(parse_request_name(name, field))
             if found is None:
-                shown = format_name(parse_request_name(name, field))
-                close = catalog.close_constants(shown)
-                self.unknown.append(UnknownConstant(name=shown, suggestions=list(dict.fromkeys([*candidates, *close]))))
+                close = catalog.close_constants(canonical)
+                self.unknown.append(UnknownConstant(name=canonical, suggestions=list(dict.fromkeys([*candidates, *close]))))
                 continue
-            if found != name and found != format_name(parse_request_name(name, field)):
+            if found not in (name, canonical):
                 self.resolved.append(ResolvedConstant(given=name, resolved=found))
             if found not in self.known:
                 self.known.append(found)
 
-    def reasons(self) -> list[MatchReason]:
+    def positions(self, catalog: LoadedCatalog, where: str) -> list[np.ndarray]:
+        """One posting list per known constant (`where`: type, conclusion or value); none at all
+        when a constant is unknown."""
+        if self.unknown:
+            return [EMPTY]
+        return [catalog.index.positions_with_constant(catalog.constant_ids[c], where) for c in self.known]
+
+    def resolution_reasons(self) -> list[MatchReason]:
         """One reason per resolution: `given -> resolved`."""
         return [MatchReason(filter="resolved_constant", value=f"{r.given} -> {r.resolved}") for r in self.resolved]
 
 
+def require_recorded(catalog: LoadedCatalog, what: str, field: str) -> None:
+    """Raise `LeanIndexError(not_recorded)` when the catalog's records lack `what`
+    (`conclusions` or `value_constants`), which filter `field` needs: such a search would answer
+    an empty success that is not true."""
+    recorded = catalog.conclusions_recorded() if what == "conclusions" else catalog.values_recorded()
+    if not recorded:
+        identity = catalog.identity()
+        raise LeanIndexError(
+            ErrorCode.NOT_RECORDED,
+            f"{identity.environment} records no {what} (source {identity.source or 'unknown'}), so {field} cannot be answered there",
+            {"field": field, "environment": identity.environment, "source": identity.source},
+        )
+
+
 class TypeConstants(SearchFilter):
-    """`type_pattern.constants`: every constant occurs in the elaborated type (posting lists).
-    A constant is looked up as `resolve_constant` says; one that no type mentions admits
-    nothing and is listed in `unknown` with close known names."""
+    """`type_pattern`: every `constants` entry occurs in the elaborated type and every
+    `conclusion` entry in the conclusion (posting lists). A constant is looked up as
+    `resolve_constant` says; one that no type mentions admits nothing and is listed in
+    `unknown`. Conclusions need a catalog that records them (`not_recorded` otherwise)."""
 
     field = "type_pattern"
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
-        given = request.type_pattern.constants if request.type_pattern else []
-        self.constants = ConstantSet(catalog, given, "type_pattern.constants")
-        self.known = self.constants.known
-        self.unknown = self.constants.unknown
-        self.resolved = self.constants.resolved
+        pattern = request.type_pattern
+        self.constants = ConstantSet(catalog, (pattern.constants or []) if pattern else [], "type_pattern.constants")
+        self.conclusion = ConstantSet(catalog, (pattern.conclusion or []) if pattern else [], "type_pattern.conclusion")
+        if pattern is not None and pattern.conclusion:
+            require_recorded(catalog, "conclusions", "type_pattern.conclusion")
+        self.unknown = [*self.constants.unknown, *self.conclusion.unknown]
+        self.resolved = [*self.constants.resolved, *self.conclusion.resolved]
 
     @classmethod
     def active(cls, request: SearchRequest) -> bool:
         return request.type_pattern is not None
 
     def positions(self) -> list[np.ndarray]:
-        if self.unknown:
-            return [EMPTY]
-        return [self.catalog.index.positions_with_constant(self.catalog.constant_ids[c]) for c in self.known]
+        return [*self.constants.positions(self.catalog, "type"), *self.conclusion.positions(self.catalog, "conclusion")]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
-        return [*self.constants.reasons(), *(MatchReason(filter="type_constant", value=c) for c in self.known)]
+        return [
+            *self.constants.resolution_reasons(),
+            *self.conclusion.resolution_reasons(),
+            *(MatchReason(filter="type_constant", value=c) for c in self.constants.known),
+            *(MatchReason(filter="conclusion_constant", value=c) for c in self.conclusion.known),
+        ]
+
+
+class InstancesOf(SearchFilter):
+    """`instances_of`: instances (the `instance` flag) whose conclusion's head is the class
+    (resolved as a type constant). Needs recorded conclusions (`not_recorded` otherwise)."""
+
+    field = "instances_of"
+
+    def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
+        super().__init__(catalog, request)
+        require_recorded(catalog, "conclusions", "instances_of")
+        self.constants = ConstantSet(catalog, [request.instances_of or ""], "instances_of")
+        self.unknown = self.constants.unknown
+        self.resolved = self.constants.resolved
+
+    def positions(self) -> list[np.ndarray]:
+        if self.unknown:
+            return [EMPTY]
+        index = self.catalog.index
+        heads = np.flatnonzero(np.asarray(index.head) == self.catalog.constant_ids[self.constants.known[0]])
+        bit = FLAG_FIELDS.index("is_instance")
+        return [heads[((np.asarray(index.flags[heads]) >> bit) & 1).astype(bool)]]
+
+    def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
+        return [*self.constants.resolution_reasons(), MatchReason(filter="instance_of", value=self.constants.known[0])]
+
+
+class UsesConstants(SearchFilter):
+    """`uses_constants`: the value uses every constant ("used by"; value posting lists).
+    Needs recorded value constants (`not_recorded` otherwise, as in doc-gen4 catalogs)."""
+
+    field = "uses_constants"
+
+    def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
+        super().__init__(catalog, request)
+        require_recorded(catalog, "value_constants", "uses_constants")
+        self.constants = ConstantSet(catalog, request.uses_constants or [], "uses_constants", where="value")
+        self.unknown = self.constants.unknown
+        self.resolved = self.constants.resolved
+
+    def positions(self) -> list[np.ndarray]:
+        return self.constants.positions(self.catalog, "value")
+
+    def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
+        return [*self.constants.resolution_reasons(), *(MatchReason(filter="uses_constant", value=c) for c in self.constants.known)]
 
 
 class NamespacePrefixes(SearchFilter):
@@ -244,4 +318,6 @@ class Flags(SearchFilter):
 
 
 #: Every filter, in the order they apply and their reasons are listed.
-FILTERS: tuple[type[SearchFilter], ...] = (NameContains, TypeConstants, NamespacePrefixes, Kinds, ModulePrefixes, Flags)
+FILTERS: tuple[type[SearchFilter], ...] = (
+    NameContains, TypeConstants, InstancesOf, UsesConstants, NamespacePrefixes, Kinds, ModulePrefixes, Flags,
+)

@@ -166,6 +166,20 @@ class LoadedCatalog:
         found = process.extract(fragment.rsplit(".", 1)[-1], list(shortest), scorer=fuzz.ratio, limit=limit)
         return [shortest[match] for match, _score, _key in found]
 
+    def mentioned(self, constant: str, where: str = "type") -> bool:
+        """True when some declaration's type (`where="type"`) or value (`"value"`) mentions
+        `constant`."""
+        constant_id = self.constant_ids.get(constant)
+        return constant_id is not None and len(self.index.positions_with_constant(constant_id, where)) > 0
+
+    def conclusions_recorded(self) -> bool:
+        """True when every record of the catalog has its conclusion recorded."""
+        return bool(self.index.size == 0 or (np.asarray(self.index.head) != -2).all())
+
+    def values_recorded(self) -> bool:
+        """True when every record of the catalog has its value constants recorded."""
+        return bool(np.asarray(self.index.has_values).all())
+
     def constants_ending_with(self, name: str) -> list[str]:
         """Known type constants of which `name` is a proper trailing part, component-wise
         (`Measure.map` -> `MeasureTheory.Measure.map`), sorted; built on first use."""

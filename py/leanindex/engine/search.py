@@ -26,7 +26,9 @@ from ..models import (
 from ..names import printed_namespace
 from ..records import Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
-from .filters import EMPTY, FILTERS, SearchFilter, TypeConstants
+from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, TypeConstants, UsesConstants
+
+CONSTANT_FILTERS = (TypeConstants, InstancesOf, UsesConstants)
 from .loaded import LoadedCatalog
 
 
@@ -91,8 +93,8 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         next_cursor=encode_cursor(digest, request, int(page[-1])) if more else None,
         total_matches=int(len(visible)),
         hidden_matches=int(len(matches) - len(visible)),
-        unknown_constants=[u for f in filters if isinstance(f, TypeConstants) for u in f.unknown],
-        resolved_constants=[r for f in filters if isinstance(f, TypeConstants) for r in f.resolved],
+        unknown_constants=[u for f in filters if isinstance(f, CONSTANT_FILTERS) for u in f.unknown],
+        resolved_constants=[r for f in filters if isinstance(f, CONSTANT_FILTERS) for r in f.resolved],
         suggestions=_name_suggestions(catalog, request) if not len(visible) else [],
     )
 

@@ -75,13 +75,12 @@ TOOL_NAMINGS: tuple[str, ...] = get_args(ToolNaming)
 
 
 SEARCH_DESCRIPTION = """\
-Bounded search of the declarations of a pinned Lean 4 environment (`environment`: a profile id
-from lean.environments, e.g. CORE, MATHLIB). Give at least one filter; all given must hold:
-`name_contains` (substrings of the full name, all must occur; `case_sensitive`), `type_pattern`
-(exact constants of the type), `namespace_prefixes`, `kinds`, `module_prefixes`, `flags`.
-Results in Name.lt order, at most `result_limit`. stop_reason RESULT_LIMIT: pass `next_cursor`
-as `after` with the same filters. `total_matches` is exact. Unknown constants and empty name
-searches come with close names."""
+Bounded search of a pinned Lean 4 environment's declarations (`environment`: an id from
+lean.environments). Give any filters; all must hold: name_contains (substrings),
+type_pattern.constants / .conclusion (exact constants of the type / its conclusion; partly
+qualified names resolve), instances_of (a class), uses_constants (used by), namespace_prefixes,
+kinds, module_prefixes, flags. Name.lt order. RESULT_LIMIT: pass next_cursor as `after`.
+total_matches is exact."""
 
 INSPECT_DESCRIPTION = """\
 Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full
@@ -124,6 +123,9 @@ def render_search(response: SearchResponse) -> str:
         f"total_matches {response.total_matches}, hidden_matches {response.hidden_matches} ({_lean_line(response)})"
     ]
     lines.extend(f"{r.name} | {r.kind.value} | {r.type} | {r.module or '-'}" for r in response.results)
+    lines.extend(f"{r.given} resolved to {r.resolved}" for r in response.resolved_constants)
+    if response.suggestions:
+        lines.append(f"no visible name contains that; close names: {', '.join(response.suggestions)}")
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
         lines.append(f"no declaration's type mentions {unknown.name}{hint}")
