@@ -260,21 +260,7 @@ CREATE TABLE constants AS
     SELECT (row_number() OVER (ORDER BY name) - 1)::INTEGER AS id, name
     FROM (SELECT unnest(type_constants) AS name FROM read_parquet($decls)
           UNION SELECT unnest(value_constants) AS name FROM read_parquet($decls));
-CREATE TABLE type_postings AS
-    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
-    FROM (SELECT pos, unnest(type_constants) AS name FROM read_parquet($decls)) t
-    JOIN constants c USING (name)
-    ORDER BY constant_id, pos;
-CREATE TABLE conclusion_postings AS
-    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
-    FROM (SELECT pos, unnest(conclusion_constants) AS name FROM read_parquet($decls)) t
-    JOIN constants c USING (name)
-    ORDER BY constant_id, pos;
-CREATE TABLE value_postings AS
-    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
-    FROM (SELECT pos, unnest(value_constants) AS name FROM read_parquet($decls)) t
-    JOIN constants c USING (name)
-    ORDER BY constant_id, pos;
+{postings}
 CREATE TABLE recorded AS
     SELECT d.pos, CASE WHEN d.conclusion_constants IS NULL THEN -2 ELSE coalesce(c.id, -1) END::INTEGER AS head_id,
            d.value_constants IS NOT NULL AS has_values
@@ -284,7 +270,18 @@ CREATE TABLE recorded AS
 CREATE UNIQUE INDEX declarations_name ON declarations (name);
 CREATE UNIQUE INDEX declarations_pos ON declarations (pos);
 CREATE UNIQUE INDEX constants_name ON constants (name);
+""".format(
+    # One posting table per list of constants: (constant id, position) pairs in that order.
+    postings="".join(
+        f"""CREATE TABLE {kind}_postings AS
+    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
+    FROM (SELECT pos, unnest({kind}_constants) AS name FROM read_parquet($decls)) t
+    JOIN constants c USING (name)
+    ORDER BY constant_id, pos;
 """
+        for kind in ("type", "conclusion", "value")
+    )
+)
 
 
 def _write_database(build_dir: Path) -> None:
