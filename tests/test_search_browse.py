@@ -142,8 +142,8 @@ def test_cli_flag_and_ignore_case_options(root: Path) -> None:
 def test_cli_table_prints_signatures_as_plain_text_and_whole_names(root: Path) -> None:
     result = cli(root, "search", "-e", "MARKUP", "-n", "getElem_map")
     assert result.exit_code == 0, result.output
-    flat = "".join(line.strip() for line in result.output.splitlines())
-    assert "(map f l)[i] = f l[i]" in flat.replace(" ", "").replace("(mapfl)[i]=fl[i]", "(map f l)[i] = f l[i]")
+    # the table may fold the type column; its text, spaces aside, keeps every `[...]`
+    assert "(mapfl)[i]=fl[i]" in "".join(result.output.split())
     assert any("List.getElem_map" in line for line in result.output.splitlines())
 
 
