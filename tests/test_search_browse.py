@@ -232,3 +232,15 @@ def test_a_catalog_without_the_data_answers_not_recorded_never_an_empty_success(
     assert caught.value.details["field"] in {"uses_constants", "type_pattern.conclusion", "instances_of"}
     sample = deps.inspect(InspectRequest(environment="SAMPLE", declaration_name="Nat.add_comm"))
     assert sample.uses is None and sample.used_by_count is None
+
+
+def test_the_python_client_takes_the_new_filters(deps: Engine) -> None:
+    import leanindex
+
+    client = leanindex.Client.local(deps.root)
+    try:
+        assert [r.name for r in client.search("DEPS", ("Int", "add"), uses_constants=("Int.add",)).results] == ["Int.add_comm", "Int.le_of_add"]
+        assert [r.name for r in client.search("DEPS", instances_of="Monoid").results] == ["Int.instMonoid"]
+        assert [e.environment for e in client.environments().environments] == ["DEPS", "SAMPLE"]
+    finally:
+        client.close()
