@@ -61,6 +61,12 @@ class SearchFilter:
         """The sorted `matches` this filter keeps (row filters; selective ones keep all)."""
         return matches
 
+    def mask(self) -> np.ndarray | None:
+        """For a row filter: which of all positions it keeps (a boolean array over the whole
+        catalog, the same rule as `narrow`), used when no selective filter starts the search;
+        None for a selective filter."""
+        return None
+
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         """Why the stored `row` (a matching declaration) matched this filter."""
         raise NotImplementedError
@@ -254,12 +260,18 @@ class Kinds(SearchFilter):
 
     field = "kinds"
 
+    def _allowed(self) -> np.ndarray:
+        allowed = np.zeros(len(KIND_ORDER), dtype=bool)
+        allowed[[KIND_ORDER.index(k) for k in self.request.kinds or []]] = True
+        return allowed
+
     def narrow(self, matches: np.ndarray) -> np.ndarray:
         if not len(matches):
             return matches
-        allowed = np.zeros(len(KIND_ORDER), dtype=bool)
-        allowed[[KIND_ORDER.index(k) for k in self.request.kinds or []]] = True
-        return matches[allowed[np.asarray(self.catalog.index.kind[matches])]]
+        return matches[self._allowed()[np.asarray(self.catalog.index.kind[matches])]]
+
+    def mask(self) -> np.ndarray:
+        return self._allowed()[np.asarray(self.catalog.index.kind)]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         return [MatchReason(filter="kind", value=row["kind"])]
@@ -276,12 +288,18 @@ class ModulePrefixes(SearchFilter):
 
     field = "module_prefixes"
 
+    def _ok(self) -> np.ndarray:
+        prefixes = self.request.module_prefixes or []
+        # one entry per module id, and a final False that id -1 (no module) lands on
+        return np.array([any(module_matches(m, p) for p in prefixes) for m in self.catalog.modules] + [False], dtype=bool)
+
     def narrow(self, matches: np.ndarray) -> np.ndarray:
         if not len(matches):
             return matches
-        prefixes = self.request.module_prefixes or []
-        ok = np.array([any(module_matches(m, p) for p in prefixes) for m in self.catalog.modules] + [False], dtype=bool)
-        return matches[ok[np.asarray(self.catalog.index.module_id[matches])]]  # id -1 lands on the final False
+        return matches[self._ok()[np.asarray(self.catalog.index.module_id[matches])]]
+
+    def mask(self) -> np.ndarray:
+        return self._ok()[np.asarray(self.catalog.index.module_id)]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         module = row["module"]
@@ -304,14 +322,19 @@ class Flags(SearchFilter):
         assert self.request.flags is not None
         return {key: value for key, value in self.request.flags.model_dump().items() if value is not None}
 
+    def _keeps(self, bits: np.ndarray) -> np.ndarray:
+        """Which of the flag words `bits` have every wanted flag set or clear."""
+        required = sum(1 << FLAG_FIELDS.index(SEARCH_FLAGS[key]) for key in self._wanted())
+        wanted = sum(1 << FLAG_FIELDS.index(SEARCH_FLAGS[key]) for key, value in self._wanted().items() if value)
+        return (bits & required) == wanted
+
     def narrow(self, matches: np.ndarray) -> np.ndarray:
         if not len(matches):
             return matches
-        bits = np.asarray(self.catalog.index.flags[matches])
-        keep = np.ones(len(matches), dtype=bool)
-        for key, value in self._wanted().items():
-            keep &= ((bits >> FLAG_FIELDS.index(SEARCH_FLAGS[key])) & 1).astype(bool) == value
-        return matches[keep]
+        return matches[self._keeps(np.asarray(self.catalog.index.flags[matches]))]
+
+    def mask(self) -> np.ndarray:
+        return self._keeps(np.asarray(self.catalog.index.flags))
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         return [MatchReason(filter="flag", value=f"{key}={'true' if value else 'false'}") for key, value in self._wanted().items()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
@@ -172,13 +173,19 @@ class LoadedCatalog:
         constant_id = self.constant_ids.get(constant)
         return constant_id is not None and len(self.index.positions_with_constant(constant_id, where)) > 0
 
+    @cached_property
+    def _recorded(self) -> tuple[bool, bool]:
+        """(conclusions recorded for every record, value constants recorded for every record);
+        one scan of two index arrays, at the first search that needs them."""
+        return bool((np.asarray(self.index.head) != -2).all()), bool(np.asarray(self.index.has_values).all())
+
     def conclusions_recorded(self) -> bool:
         """True when every record of the catalog has its conclusion recorded."""
-        return bool(self.index.size == 0 or (np.asarray(self.index.head) != -2).all())
+        return self._recorded[0]
 
     def values_recorded(self) -> bool:
         """True when every record of the catalog has its value constants recorded."""
-        return bool(np.asarray(self.index.has_values).all())
+        return self._recorded[1]
 
     def constants_ending_with(self, name: str) -> list[str]:
         """Known type constants of which `name` is a proper trailing part, component-wise

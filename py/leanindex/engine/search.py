@@ -70,10 +70,18 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     if request.after is not None:
         after = decode_cursor(request.after, catalog.manifest.catalog.declarations_parquet_sha256, request, index.size)
     selective = [positions for f in filters for positions in f.positions()]
-    # Browsing (only row filters): every position is a candidate.
-    matches = _intersect(selective, index.size) if selective else np.arange(index.size, dtype=np.int64)
-    for f in filters:
-        matches = f.narrow(matches)
+    if selective:
+        matches = _intersect(selective, index.size)
+        for f in filters:
+            matches = f.narrow(matches)
+    else:
+        # Browsing (only row filters): one pass of each over the whole catalog's arrays.
+        keep = np.ones(index.size, dtype=bool)
+        for f in filters:
+            mask = f.mask()
+            assert mask is not None, f"{type(f).__name__} is neither selective nor a row filter"
+            keep &= mask
+        matches = np.flatnonzero(keep)
 
     hidden = np.asarray(index.hidden[matches], dtype=bool) if len(matches) else np.empty(0, dtype=bool)
     visible = matches[~hidden]
