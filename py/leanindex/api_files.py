@@ -115,8 +115,9 @@ def manifest_schema() -> str:
             "version": MANIFEST_SCHEMA.rsplit("/", 1)[1],
             "description": (
                 "manifests/<profile>.json: binds catalog/<profile>/ to the environment it was built from; "
-                "environment_digest is the sha256 of the canonical JSON of every field but catalog and "
-                "environment_digest."
+                "environment_digest is the sha256 of the canonical JSON of every field but catalog, "
+                "environment_digest and manifest_digest (the environment's identity); manifest_digest is "
+                "the sha256 of the canonical JSON of every field but itself."
             ),
             "$ref": refs[0]["$ref"],
             "$defs": definitions,

@@ -43,7 +43,6 @@ from .manifest import (
     PackageRevision,
     SourceInfo,
     SourceKind,
-    environment_digest,
     file_sha256,
     mathlib_commit_of,
     module_list_sha256,
@@ -324,9 +323,9 @@ def _manifest(
         "source": SourceInfo(kind=facts.source, approximate_fields=approximate, commits=dict(header.source_commits)),
     }
     draft = Manifest.model_validate(
-        {**fields, "environment_digest": "", "catalog": _digests(summary.count, visible, files)}
+        {**fields, "environment_digest": "", "manifest_digest": "", "catalog": _digests(summary.count, visible, files)}
     )
-    return draft.model_copy(update={"environment_digest": environment_digest(draft.identity())})
+    return draft.sealed()
 
 
 def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:

@@ -3,8 +3,11 @@
 A manifest binds `catalog/<profile>/` to its environment: the imports, the Lean version and
 commit, the toolchain line, every Lake package's exact revision, a digest over every loaded
 module's `.olean`, the extractor, and the sha256 of each catalog file. `environment_digest` is
-the sha256 of the canonical JSON of the identity fields (everything but `catalog` and the
-digest itself), so two catalogs of the same environment share it whatever their build time.
+the sha256 of the canonical JSON of the identity fields (everything but `catalog` and the two
+digests), so two catalogs of the same environment share it whatever their build time.
+`manifest_digest` is the sha256 of the canonical JSON of every other field (identity, catalog
+counts and digests, builder version, build time, and `environment_digest`), so no field can be
+edited without verification noticing.
 """
 
 from __future__ import annotations
@@ -90,13 +93,25 @@ class Manifest(_Model):
     source: SourceInfo
     environment_digest: str
     catalog: CatalogDigests
+    manifest_digest: str
 
     def identity(self) -> dict[str, Any]:
         """The fields `environment_digest` covers, as JSON-ready data."""
         data = self.model_dump(mode="json", by_alias=True)
-        for key in ("catalog", "environment_digest"):
+        for key in ("catalog", "environment_digest", "manifest_digest"):
             data.pop(key)
         return data
+
+    def content(self) -> dict[str, Any]:
+        """The fields `manifest_digest` covers (all but itself), as JSON-ready data."""
+        data = self.model_dump(mode="json", by_alias=True)
+        data.pop("manifest_digest")
+        return data
+
+    def sealed(self) -> Manifest:
+        """This manifest with both digests computed from its other fields."""
+        with_identity = self.model_copy(update={"environment_digest": environment_digest(self.identity())})
+        return with_identity.model_copy(update={"manifest_digest": manifest_digest(with_identity.content())})
 
     def to_json(self) -> str:
         """Stable, human-diffable JSON (sorted keys, two-space indent, trailing newline)."""
@@ -111,6 +126,11 @@ def canonical_json(value: Any) -> bytes:
 def environment_digest(identity: dict[str, Any]) -> str:
     """sha256 (hex) of the canonical JSON of a manifest's identity fields."""
     return hashlib.sha256(canonical_json(identity)).hexdigest()
+
+
+def manifest_digest(content: dict[str, Any]) -> str:
+    """sha256 (hex) of the canonical JSON of a manifest's fields other than `manifest_digest`."""
+    return hashlib.sha256(canonical_json(content)).hexdigest()
 
 
 def module_list_sha256(modules: list[str]) -> str:
@@ -140,7 +160,8 @@ def read_manifest(path: Path) -> Manifest:
 
     Raises `LeanIndexError(catalog_unavailable)` when it is missing or unreadable, and
     `LeanIndexError(digest_mismatch)` when its `environment_digest` does not match its identity
-    fields (a hand-edited manifest).
+    fields or its `manifest_digest` does not match its other fields (a hand-edited manifest);
+    `details.field` names the digest that failed.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -161,7 +182,14 @@ def read_manifest(path: Path) -> Manifest:
         raise LeanIndexError(
             ErrorCode.DIGEST_MISMATCH,
             f"{path}: environment_digest does not match the manifest's identity fields",
-            {"path": str(path), "recorded": manifest.environment_digest, "computed": expected},
+            {"path": str(path), "field": "environment_digest", "recorded": manifest.environment_digest, "computed": expected},
+        )
+    expected = manifest_digest(manifest.content())
+    if manifest.manifest_digest != expected:
+        raise LeanIndexError(
+            ErrorCode.DIGEST_MISMATCH,
+            f"{path}: manifest_digest does not match the manifest's fields (a field was edited after the build)",
+            {"path": str(path), "field": "manifest_digest", "recorded": manifest.manifest_digest, "computed": expected},
         )
     return manifest
 
