@@ -61,7 +61,7 @@ def sample_root(tmp_path: Path) -> Path:
 
 def served_manifest(root: Path) -> Path:
     """The manifest the engine serves the profile from."""
-    return CatalogPaths.of(root, "sample").manifest
+    return CatalogPaths.of(root, "sample").served_manifest
 
 
 def _reference_fields() -> list[tuple[str | int, ...]]:

@@ -2,10 +2,13 @@
 
 The stream is validated and written in fixed-size row groups while it is read (memory bounded
 by `ROW_GROUP_ROWS` records), then DuckDB builds the serving tables from the Parquet file
-(out of core), then the index arrays are written. Everything happens in a fresh folder under
-`catalog/.builds/`; only when all of it succeeded is `catalog/<profile>` switched to it (an
-atomic symlink replacement) and the manifest written. Any failure removes the folder and leaves
-an earlier catalog of the profile exactly as it was.
+(out of core), then the index arrays and the manifest are written. Everything happens in a
+fresh folder under `catalog/.builds/`; only when all of it succeeded is `catalog/<profile>`
+switched to it (an atomic symlink replacement: the one switch point, carrying the catalog and
+its manifest together), then the pinned copy `manifests/<profile>.json` is written. Any failure,
+including one writing the pinned copy, switches the link back, removes the folder and leaves an
+earlier catalog of the profile served exactly as it was; a build killed at any moment leaves
+the old or the new unit served, whole.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord
 from . import columns
 from .index import write_index
-from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths, connect_duckdb
+from .layout import DATABASE_FILE, DECLARATIONS_FILE, MANIFEST_FILE, CatalogPaths, connect_duckdb
 from .manifest import (
     CatalogDigests,
     ExtractorIdentity,
@@ -119,6 +122,7 @@ def build_catalog(
             _write_database(build_dir)
             index_files = write_index_from(build_dir)
             manifest = _manifest(paths.profile, summary, facts, build_dir, visible, index_files)
+            write_atomically(build_dir / MANIFEST_FILE, manifest.to_json())
             _publish(paths, build_dir, manifest)
             return manifest
         except BaseException:
@@ -341,24 +345,41 @@ def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:
 
 
 def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
-    """Point `catalog/<profile>` at `build_dir` atomically, write the manifest, and remove this
-    profile's other (stale) builds. Between the link switch and the manifest write, a reader
-    that checks sees files that do not match the manifest and fails closed (`digest_mismatch`)
-    for that instant; it never sees a partial catalog."""
+    """Point `catalog/<profile>` at `build_dir` (which holds its manifest) atomically, write the
+    pinned manifest, and remove this profile's other (stale) builds.
+
+    When the pinned manifest cannot be written, the link is switched back to what it was (or
+    removed, on a first build) before the error propagates, so the failed build is not served."""
     link = paths.catalog_dir
+    aside = None
     if link.exists() and not link.is_symlink():
         # A catalog folder from elsewhere (copied in by hand): keep it aside, never delete it.
         aside = paths.builds_dir / f"{paths.profile}-replaced-{uuid.uuid4().hex[:8]}"
         link.rename(aside)
-    staged = link.parent / f".{paths.profile}.link-{uuid.uuid4().hex[:8]}"
-    os.symlink(os.path.relpath(build_dir, link.parent), staged)
-    os.replace(staged, link)
-    write_atomically(paths.manifest, manifest.to_json())
+    previous = os.readlink(link) if link.is_symlink() else None
+    _switch_link(link, os.path.relpath(build_dir, link.parent))
+    try:
+        write_atomically(paths.manifest, manifest.to_json())
+    except BaseException:
+        if previous is not None:
+            _switch_link(link, previous)
+        else:
+            link.unlink()
+            if aside is not None:
+                aside.rename(link)
+        raise
     # Under the builds lock no other build runs, so every other build folder of this profile
     # (the one the link pointed at, and any left by a killed build) is stale.
     for folder in paths.builds_dir.iterdir():
         if folder.is_dir() and _is_own_build(folder, paths) and folder.resolve() != build_dir.resolve():
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _switch_link(link: Path, target: str) -> None:
+    """Make `link` a symlink to `target` in one `rename` (readers see the old or the new one)."""
+    staged = link.parent / f".{link.name}.link-{uuid.uuid4().hex[:8]}"
+    os.symlink(target, staged)
+    os.replace(staged, link)
 
 
 def _is_own_build(folder: Path, paths: CatalogPaths) -> bool:

@@ -11,6 +11,7 @@ from ..catalog.builder import build_catalog
 from ..catalog.diff import CatalogDiff, diff_catalog
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import Manifest, read_manifest
+from ..catalog.pinned import pin_manifest
 from ..catalog.stream import iter_lines
 from ..catalog.verify import verify_catalog
 from ..errors import ErrorCode, LeanIndexError
@@ -129,13 +130,25 @@ def build(
 @json_option
 @handles_errors()
 def verify(profile: str, root: str, as_json: bool) -> None:
-    """Recompute every catalog file's sha256 and compare it with the manifest."""
+    """Recompute every catalog file's sha256 and compare it with the served manifest; then make
+    the pinned manifests/<profile>.json equal to it (`pinned_manifest`: current, written or
+    rewritten)."""
     paths = CatalogPaths.of(root, profile)
     manifest = verify_catalog(paths)
+    pinned = pin_manifest(paths, manifest)
     if as_json:
-        emit_json({"profile": manifest.profile, "verified": True, "environment_digest": manifest.environment_digest, "files": manifest.catalog.files})
+        emit_json(
+            {
+                "profile": manifest.profile,
+                "verified": True,
+                "environment_digest": manifest.environment_digest,
+                "files": manifest.catalog.files,
+                "pinned_manifest": pinned,
+            }
+        )
     else:
-        stdout.print(f"verified: {len(manifest.catalog.files)} files match {paths.manifest}")
+        stdout.print(f"verified: {len(manifest.catalog.files)} files match {paths.served_manifest}")
+        stdout.print(f"pinned        {paths.manifest} {pinned}")
         print_manifest_summary(manifest, paths)
 
 

@@ -1,8 +1,8 @@
 """The query engine: every profile under a root, verified before it serves.
 
-`Engine(root)` answers `search`, `inspect` and `environments` for each profile that has a
-manifest under `root/manifests/`. A profile is verified (every catalog file's sha256 against its
-manifest) when first used and again whenever a stat shows that its manifest, catalog link or a
+`Engine(root)` answers `search`, `inspect` and `environments` for each profile under `root`
+(a pinned manifest or a served catalog). A profile is verified (every catalog file's sha256
+against the manifest switched in with it) when first used and again whenever a stat shows that its manifest, catalog link or a
 catalog file changed; a failed verification fails closed with `catalog_unavailable` or
 `digest_mismatch` on every call until the catalog is whole again.
 """
@@ -40,7 +40,7 @@ class Engine:
         self._profile_locks: dict[str, threading.Lock] = {}
 
     def profiles(self) -> list[str]:
-        """Profile ids (lower case) that have a manifest under the root."""
+        """Profile ids (lower case) under the root (a pinned manifest or a served catalog)."""
         return discover_profiles(self.root)
 
     def catalog(self, environment: str) -> LoadedCatalog:
@@ -61,7 +61,7 @@ class Engine:
             if loaded is not None:
                 del self._loaded[profile]
                 loaded.close()
-            if not paths.manifest.exists():
+            if not paths.manifest.exists() and not paths.served_manifest.exists():
                 known = [p.upper() for p in self.profiles()]
                 hint = (
                     f"known here: {', '.join(known)}"

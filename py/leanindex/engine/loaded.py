@@ -30,13 +30,13 @@ def _stamp(path: Path) -> FileStamp | None:
 
 
 def catalog_stamps(paths: CatalogPaths, files: list[str]) -> dict[str, object]:
-    """What must stay unchanged for a verification to hold: the manifest, the link target of
-    `catalog/<profile>`, and every catalog file (inode, size, mtime)."""
+    """What must stay unchanged for a verification to hold: the served manifest, the link target
+    of `catalog/<profile>`, and every catalog file (inode, size, mtime)."""
     try:
         target = os.readlink(paths.catalog_dir)
     except OSError:
         target = None
-    stamps: dict[str, object] = {"manifest": _stamp(paths.manifest), "link": target}
+    stamps: dict[str, object] = {"manifest": _stamp(paths.served_manifest), "link": target}
     for relative in files:
         stamps[relative] = _stamp(paths.catalog_dir / relative)
     return stamps
