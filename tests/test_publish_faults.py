@@ -63,8 +63,10 @@ def test_full_manifests_disk_keeps_the_previous_catalog(old_root: Path) -> None:
     with small_tmpfs(old_root / "manifests", 256 * 1024) as manifests:
         (manifests / "sample.json").write_bytes(before)
         fill(manifests)
-        with pytest.raises(OSError):
+        with pytest.raises(LeanIndexError) as caught:
             build_catalog(iter(NEW_LINES), old_root, "sample")
+        assert caught.value.code is ErrorCode.STORAGE_FULL
+        assert caught.value.details["path"] == str(manifests / "sample.json")
         assert (manifests / "sample.json").read_bytes() == before
         assert served_count(old_root) == 76
     assert served_count(old_root) == 76

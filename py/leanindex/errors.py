@@ -27,6 +27,8 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     BUSY = "busy"
     BACKEND_ERROR = "backend_error"
+    STORAGE_FULL = "storage_full"
+    IO_ERROR = "io_error"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -44,6 +46,8 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 504,
     ErrorCode.BUSY: 429,
     ErrorCode.BACKEND_ERROR: 502,
+    ErrorCode.STORAGE_FULL: 507,
+    ErrorCode.IO_ERROR: 500,
 }
 
 #: Process exit status per code, used by the CLI (0 is success, 1 is reserved for crashes,
@@ -62,6 +66,8 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 9,
     ErrorCode.BUSY: 10,
     ErrorCode.BACKEND_ERROR: 11,
+    ErrorCode.STORAGE_FULL: 14,
+    ErrorCode.IO_ERROR: 15,
 }
 
 

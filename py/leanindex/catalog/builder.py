@@ -35,6 +35,7 @@ from .. import __version__
 from ..errors import ErrorCode, LeanIndexError
 from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord
+from ..storage import storage_failure, tree_bytes
 from . import columns
 from .index import write_index
 from .layout import DATABASE_FILE, DECLARATIONS_FILE, MANIFEST_FILE, CatalogPaths, connect_duckdb
@@ -100,8 +101,9 @@ def build_catalog(
     """Validate `lines` (a `leanindex.declarations/v1` stream) and publish it as `profile`.
 
     Returns the new manifest (also written to `ROOT/manifests/<profile>.json`). Raises
-    `LeanIndexError(invalid_stream)` naming the first bad line, or `invalid_request` for a bad
-    profile id; in every failure nothing under `root` changes. `on_line(n)` is called as lines
+    `LeanIndexError(invalid_stream)` naming the first bad line, `invalid_request` for a bad
+    profile id, `storage_full` (with the path, the free bytes and a lower bound on the bytes
+    needed) or `io_error` when a write fails; in every failure nothing under `root` changes. `on_line(n)` is called as lines
     are read, for progress reporting.
     """
     paths = CatalogPaths.of(root, profile)
@@ -125,9 +127,13 @@ def build_catalog(
             write_atomically(build_dir / MANIFEST_FILE, manifest.to_json())
             _publish(paths, build_dir, manifest)
             return manifest
-        except BaseException:
+        except BaseException as error:
+            written = tree_bytes(build_dir)
             shutil.rmtree(build_dir, ignore_errors=True)
             _remove_if_empty(created)
+            coded = storage_failure(error, fallback=build_dir, needed_bytes=written) if not isinstance(error, LeanIndexError) else None
+            if coded is not None:
+                raise coded from None
             raise
 
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ErrorCode, LeanIndexError
+from ..storage import storage_failure
 
 MANIFEST_SCHEMA = "leanindex.environment-manifest/v1"
 SourceKind = Literal["lean", "doc-gen4", "stream"]
@@ -196,15 +197,27 @@ def read_manifest(path: Path) -> Manifest:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file and `os.replace`, so readers see the old
-    or the new file whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    or the new file whole. Raises `LeanIndexError` `storage_full` or `io_error` (naming `path`)
+    when it cannot, leaving the old file as it was."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as error:
+        raise _write_failure(error, path, text) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise _write_failure(error, path, text) from None
         raise
+
+
+def _write_failure(error: OSError, path: Path, text: str) -> LeanIndexError:
+    coded = storage_failure(error, path=path, needed_bytes=len(text.encode()))
+    assert coded is not None  # every OSError is coded
+    return coded

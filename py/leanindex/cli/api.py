@@ -6,7 +6,7 @@ import click
 
 from ..api_files import API_DIR, check_all, write_all
 from . import main
-from .output import stderr, stdout
+from .output import handles_errors, stderr, stdout
 
 #: Exit status of `api export --check` when a file drifted: not a service error (those use
 #: `errors.EXIT_STATUS`), and distinct from 1 (crash) and 2 (usage error).
@@ -27,6 +27,7 @@ def api() -> None:
     help="Repository root; files go to ROOT/api/.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 12 and name the files that differ from the code.")
+@handles_errors(json_flag=None)
 def export(root: str, check: bool) -> None:
     """Write the api/ files from the models in code, or check that the committed ones match."""
     if check:

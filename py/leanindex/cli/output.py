@@ -9,10 +9,12 @@ from functools import wraps
 from typing import Any, TypeVar
 
 import click
+import duckdb
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 from ..errors import EXIT_STATUS, LeanIndexError
+from ..storage import storage_failure
 from ..validation import invalid_request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,8 +30,9 @@ def emit_json(model: BaseModel | dict[str, Any]) -> None:
 
 
 def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
-    """Decorator: turn `LeanIndexError`/`ValidationError` into the error object (JSON mode) or a
-    message on stderr, and exit with the code's status."""
+    """Decorator: turn `LeanIndexError`/`ValidationError`, and a failed write (`OSError` or a
+    DuckDB I/O error, coded by `storage.storage_failure` as `storage_full` or `io_error`), into
+    the error object (JSON mode) or a message on stderr, and exit with the code's status."""
 
     def decorate(command: F) -> F:
         @wraps(command)
@@ -41,6 +44,11 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
                 failure = invalid_request(error.errors())
             except LeanIndexError as error:
                 failure = error
+            except (OSError, duckdb.Error) as error:
+                coded = storage_failure(error)
+                if coded is None:
+                    raise
+                failure = coded
             if as_json:
                 emit_json(failure.to_dict())
             else:
