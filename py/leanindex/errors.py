@@ -29,6 +29,7 @@ class ErrorCode(StrEnum):
     BACKEND_ERROR = "backend_error"
     STORAGE_FULL = "storage_full"
     IO_ERROR = "io_error"
+    INTERNAL_ERROR = "internal_error"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -48,6 +49,7 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.BACKEND_ERROR: 502,
     ErrorCode.STORAGE_FULL: 507,
     ErrorCode.IO_ERROR: 500,
+    ErrorCode.INTERNAL_ERROR: 500,
 }
 
 #: Process exit status per code, used by the CLI (0 is success, 1 is reserved for crashes,
@@ -68,6 +70,7 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.BACKEND_ERROR: 11,
     ErrorCode.STORAGE_FULL: 14,
     ErrorCode.IO_ERROR: 15,
+    ErrorCode.INTERNAL_ERROR: 1,
 }
 
 

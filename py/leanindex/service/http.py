@@ -61,6 +61,7 @@ from .config import ServiceConfig
 from .gate import CallGate
 from .mcp import build_mcp_server
 from .metrics import ServiceMetrics
+from .errorshape import install_error_shape
 from .middleware import (
     ENVIRONMENT_KEY,
     AccessMiddleware,
@@ -367,6 +368,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
             ],
             expose_headers=["Mcp-Session-Id", "X-Request-Id"],
         )
+    install_error_shape(app)
     app.add_middleware(AccessMiddleware, observe=metrics.observe)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
