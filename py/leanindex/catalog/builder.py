@@ -13,16 +13,13 @@ the old or the new unit served, whole.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import platform
-import re
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +34,7 @@ from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord
 from ..storage import storage_failure, tree_bytes
 from . import columns
+from .cleanup import builds_lock, remove_stale_builds
 from .index import write_index
 from .layout import DATABASE_FILE, DECLARATIONS_FILE, MANIFEST_FILE, CatalogPaths, connect_duckdb
 from .manifest import (
@@ -103,7 +101,9 @@ def build_catalog(
     Returns the new manifest (also written to `ROOT/manifests/<profile>.json`). Raises
     `LeanIndexError(invalid_stream)` naming the first bad line, `invalid_request` for a bad
     profile id, `storage_full` (with the path, the free bytes and a lower bound on the bytes
-    needed) or `io_error` when a write fails; in every failure nothing under `root` changes. `on_line(n)` is called as lines
+    needed) or `io_error` when a write fails; in every failure nothing under `root` changes
+    except that build folders left by killed builds are removed first (logged on
+    `leanindex.catalog` with the bytes reclaimed). `on_line(n)` is called as lines
     are read, for progress reporting.
     """
     paths = CatalogPaths.of(root, profile)
@@ -114,7 +114,10 @@ def build_catalog(
         created.append(folder)
         folder = folder.parent
     paths.builds_dir.mkdir(parents=True, exist_ok=True)
-    with _builds_lock(paths.builds_dir):
+    # Builds under one root run one at a time (the lock), so two builds of a profile cannot
+    # interleave their switch and pinned write, and every unlinked build folder is stale.
+    with builds_lock(paths.builds_dir):
+        remove_stale_builds(paths.root)
         build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
         build_dir.mkdir()
         try:
@@ -135,19 +138,6 @@ def build_catalog(
             if coded is not None:
                 raise coded from None
             raise
-
-
-@contextmanager
-def _builds_lock(builds_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `catalog/.builds/` for a whole build: builds under one root
-    run one at a time, so two builds of a profile cannot interleave their link switch and
-    manifest write, and every other build folder of the profile is known to be stale."""
-    fd = os.open(builds_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _remove_if_empty(folders: Iterable[Path]) -> None:
@@ -352,7 +342,7 @@ def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:
 
 def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
     """Point `catalog/<profile>` at `build_dir` (which holds its manifest) atomically, write the
-    pinned manifest, and remove this profile's other (stale) builds.
+    pinned manifest, and remove the build folders no link points at any more.
 
     When the pinned manifest cannot be written, the link is switched back to what it was (or
     removed, on a first build) before the error propagates, so the failed build is not served."""
@@ -374,11 +364,8 @@ def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
             if aside is not None:
                 aside.rename(link)
         raise
-    # Under the builds lock no other build runs, so every other build folder of this profile
-    # (the one the link pointed at, and any left by a killed build) is stale.
-    for folder in paths.builds_dir.iterdir():
-        if folder.is_dir() and _is_own_build(folder, paths) and folder.resolve() != build_dir.resolve():
-            shutil.rmtree(folder, ignore_errors=True)
+    # The folder the link pointed at is now stale too.
+    remove_stale_builds(paths.root)
 
 
 def _switch_link(link: Path, target: str) -> None:
@@ -386,14 +373,3 @@ def _switch_link(link: Path, target: str) -> None:
     staged = link.parent / f".{link.name}.link-{uuid.uuid4().hex[:8]}"
     os.symlink(target, staged)
     os.replace(staged, link)
-
-
-def _is_own_build(folder: Path, paths: CatalogPaths) -> bool:
-    """True for a build folder this builder made for this profile. A link someone pointed
-    elsewhere (another profile's build, a folder outside the root) is left alone on rebuild."""
-    resolved = folder.resolve()
-    return (
-        resolved.parent == paths.builds_dir.resolve()
-        and re.fullmatch(rf"{re.escape(paths.profile)}-\d{{8}}T\d{{6}}-[0-9a-f]{{8}}", resolved.name) is not None
-    )
-

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..catalog.builder import build_catalog
+from ..catalog.cleanup import clean_unless_building
 from ..catalog.diff import CatalogDiff, diff_catalog
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import Manifest, read_manifest
@@ -17,13 +18,14 @@ from ..catalog.verify import verify_catalog
 from ..errors import ErrorCode, LeanIndexError
 from ..lake.build import ProfileBuild, build_profile
 from . import main
-from .output import emit_json, handles_errors, json_option, root_option, stdout
+from .output import emit_json, handles_errors, json_option, report_on_stderr, root_option, stdout
 from .progress import constant_progress
 
 
 @main.group()
 def catalog() -> None:
     """Build, verify and compare catalogs."""
+    report_on_stderr("leanindex.catalog")
 
 
 def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
@@ -132,10 +134,12 @@ def build(
 def verify(profile: str, root: str, as_json: bool) -> None:
     """Recompute every catalog file's sha256 and compare it with the served manifest; then make
     the pinned manifests/<profile>.json equal to it (`pinned_manifest`: current, written or
-    rewritten)."""
+    rewritten), and remove build folders left by killed builds (`stale_builds`, with the bytes
+    reclaimed; skipped while a build runs)."""
     paths = CatalogPaths.of(root, profile)
     manifest = verify_catalog(paths)
     pinned = pin_manifest(paths, manifest)
+    stale = clean_unless_building(paths.root)
     if as_json:
         emit_json(
             {
@@ -144,11 +148,13 @@ def verify(profile: str, root: str, as_json: bool) -> None:
                 "environment_digest": manifest.environment_digest,
                 "files": manifest.catalog.files,
                 "pinned_manifest": pinned,
+                "stale_builds": stale.model_dump(),
             }
         )
     else:
         stdout.print(f"verified: {len(manifest.catalog.files)} files match {paths.served_manifest}")
         stdout.print(f"pinned        {paths.manifest} {pinned}")
+        stdout.print(f"builds        {stale.summary()}")
         print_manifest_summary(manifest, paths)
 
 

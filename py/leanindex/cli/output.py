@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -64,6 +65,20 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
         return run  # type: ignore[return-value]
 
     return decorate
+
+
+def report_on_stderr(logger_name: str) -> None:
+    """Show the INFO messages of a library logger (e.g. space reclaimed by a build) as plain
+    lines on stderr, once; stdout stays for the command's answer."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
+        logger.addHandler(_StderrLines())
+        logger.setLevel(logging.INFO)
+
+
+class _StderrLines(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(record.getMessage() + "\n")
 
 
 root_option = click.option(
