@@ -20,7 +20,7 @@ from leanindex.catalog.builder import build_catalog
 from leanindex.engine import Engine
 from leanindex.service.config import ServiceConfig
 from leanindex.service.http import create_app
-from service_support import live_server
+from service_support import live_server, run_threads
 from streamkit import declaration, stream
 
 SIZE = 30000
@@ -59,11 +59,7 @@ def test_complete_or_refused_never_short(tmp_path: Path) -> None:
 
     try:
         with live_server(create_app(engine, ServiceConfig(time_budget_s=0.05, max_concurrent=8))) as base:
-            threads = [threading.Thread(target=client, args=(slot,)) for slot in range(CLIENTS)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(timeout=300)
+            run_threads(CLIENTS, client)
     finally:
         engine.close()
     print(f"budget under load: {dict(outcomes)}")

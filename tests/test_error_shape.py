@@ -14,7 +14,6 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from leanindex.engine import Engine
 from leanindex.errors import ErrorCode
 from leanindex.models import SearchRequest, SearchResponse
 from leanindex.service.http import create_app
-from service_support import free_port, live_server, sample_root  # noqa: F401  (fixture)
+from service_support import free_port, live_server, sample_root, wait_until_serving  # noqa: F401  (fixture)
 
 
 def assert_shared(status: int, content_type: str, body: bytes) -> dict:
@@ -50,15 +49,7 @@ def served(sample_root: Path) -> Iterator[tuple[str, int]]:  # noqa: F811
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
+        wait_until_serving(process, base)
         yield base, port
     finally:
         process.terminate()

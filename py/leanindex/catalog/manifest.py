@@ -178,20 +178,17 @@ def read_manifest(path: Path) -> Manifest:
             f"{path} is not a valid {MANIFEST_SCHEMA} manifest: {error.errors()[0]['msg']}",
             {"path": str(path)},
         ) from None
-    expected = environment_digest(manifest.identity())
-    if manifest.environment_digest != expected:
-        raise LeanIndexError(
-            ErrorCode.DIGEST_MISMATCH,
-            f"{path}: environment_digest does not match the manifest's identity fields",
-            {"path": str(path), "field": "environment_digest", "recorded": manifest.environment_digest, "computed": expected},
-        )
-    expected = manifest_digest(manifest.content())
-    if manifest.manifest_digest != expected:
-        raise LeanIndexError(
-            ErrorCode.DIGEST_MISMATCH,
-            f"{path}: manifest_digest does not match the manifest's fields (a field was edited after the build)",
-            {"path": str(path), "field": "manifest_digest", "recorded": manifest.manifest_digest, "computed": expected},
-        )
+    checks = (
+        ("environment_digest", manifest.environment_digest, environment_digest(manifest.identity()), "identity fields"),
+        ("manifest_digest", manifest.manifest_digest, manifest_digest(manifest.content()), "fields (one was edited after the build)"),
+    )
+    for field, recorded, computed, covered in checks:
+        if recorded != computed:
+            raise LeanIndexError(
+                ErrorCode.DIGEST_MISMATCH,
+                f"{path}: {field} does not match the manifest's {covered}",
+                {"path": str(path), "field": field, "recorded": recorded, "computed": computed},
+            )
     return manifest
 
 
