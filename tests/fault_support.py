@@ -65,7 +65,7 @@ def build_killed_at(root: Path, profile: str, input_path: Path, patch: str) -> i
         from leanindex.cli import main
         sys.exit(main(["catalog", "build", "--profile", sys.argv[1], "--input", sys.argv[2], "--root", sys.argv[3]]))
         """
-    ).format(patch=textwrap.indent(textwrap.dedent(patch), "").strip())
+    ).format(patch=textwrap.dedent(patch).strip())
     child = subprocess.run(
         [sys.executable, "-c", script, profile, str(input_path), str(root)],
         capture_output=True,
