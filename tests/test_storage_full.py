@@ -59,7 +59,8 @@ def test_build_from_a_stream_on_a_full_disk(tmp_path: Path) -> None:
     source = load_input(tmp_path)
     with small_tmpfs(tmp_path / "root", 400 * 1024) as root:
         details = assert_storage_full(cli("catalog", "build", "--profile", "load", "--input", str(source), "--root", str(root), "--json"), root)
-        assert details["needed_bytes"] > 300 * 1024  # what the build had written when the disk filled
+        # The build needed more than was free when it started, which is free again now.
+        assert details["needed_bytes"] > details["free_bytes"] > 300 * 1024
         no_build_left(root)
         assert_storage_full(cli("catalog", "build", "--profile", "load", "--input", str(source), "--root", str(root)), root, as_json=False)
         no_build_left(root)

@@ -53,8 +53,7 @@ def storage_failure(
 
     The path reported is `path` when given (the file being written, rather than a temporary
     name), else the file the error names, else `fallback`; `needed_bytes` is the caller's lower
-    bound on the space the operation needs (for a build: what it had written when the disk
-    filled).
+    bound on the space the operation needs (for a build: more than was free when it started).
     Returns `storage_full` (details: `path`, `free_bytes`, `needed_bytes`) for ENOSPC/EDQUOT,
     `io_error` (details: `path`, `errno`, `reason`) for any other OSError or DuckDB I/O error.
     """

@@ -32,7 +32,7 @@ from .. import __version__
 from ..errors import ErrorCode, LeanIndexError
 from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord
-from ..storage import storage_failure, tree_bytes
+from ..storage import free_bytes, storage_failure, tree_bytes
 from . import columns
 from .cleanup import builds_lock, remove_stale_builds
 from .index import write_index
@@ -118,6 +118,7 @@ def build_catalog(
     # interleave their switch and pinned write, and every unlinked build folder is stale.
     with builds_lock(paths.builds_dir):
         remove_stale_builds(paths.root)
+        free_at_start = free_bytes(paths.builds_dir)
         build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
         build_dir.mkdir()
         try:
@@ -131,10 +132,12 @@ def build_catalog(
             _publish(paths, build_dir, manifest)
             return manifest
         except BaseException as error:
-            written = tree_bytes(build_dir)
+            # A build that ran out of space needed more than was free when it started (and more
+            # than it had written, should another writer have freed space meanwhile).
+            needed = max(free_at_start, tree_bytes(build_dir)) + 1
             shutil.rmtree(build_dir, ignore_errors=True)
             _remove_if_empty(created)
-            coded = storage_failure(error, fallback=build_dir, needed_bytes=written) if not isinstance(error, LeanIndexError) else None
+            coded = storage_failure(error, fallback=build_dir, needed_bytes=needed) if not isinstance(error, LeanIndexError) else None
             if coded is not None:
                 raise coded from None
             raise
