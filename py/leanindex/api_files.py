@@ -114,7 +114,8 @@ def manifest_schema() -> str:
             "title": MANIFEST_SCHEMA,
             "version": MANIFEST_SCHEMA.rsplit("/", 1)[1],
             "description": (
-                "manifests/<profile>.json: binds catalog/<profile>/ to the environment it was built from; "
+                "catalog/<profile>/manifest.json (served; pinned copy at manifests/<profile>.json): binds "
+                "catalog/<profile>/ to the environment it was built from; "
                 "environment_digest is the sha256 of the canonical JSON of every field but catalog, "
                 "environment_digest and manifest_digest (the environment's identity); manifest_digest is "
                 "the sha256 of the canonical JSON of every field but itself."
