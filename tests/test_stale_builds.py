@@ -124,3 +124,15 @@ def test_no_cleanup_while_a_build_holds_the_lock(tmp_path: Path) -> None:
         os.close(fd)
     assert report["removed"] == [] and report["reclaimed_bytes"] == 0 and "build" in report["skipped"]
     assert set(stale) <= set(os.listdir(builds))
+
+
+def test_verify_cleans_even_when_the_catalog_fails(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    build_catalog(iter(SAMPLE), root, "sample")
+    stale = kill_builds(root, tmp_path, 1)
+    served = CatalogPaths.of(root, "sample")
+    served.served_manifest.write_text("{}")
+    result = CliRunner().invoke(main, ["catalog", "verify", "--profile", "sample", "--root", str(root), "--json"])
+    assert json.loads(result.stdout)["error"]["code"] == "catalog_unavailable"
+    assert f"removed 1 stale build folder, reclaimed {sum(stale.values()):,} bytes" in result.stderr
+    assert os.listdir(root / "catalog" / ".builds") == [served_folder(root)]

@@ -137,9 +137,11 @@ def verify(profile: str, root: str, as_json: bool) -> None:
     rewritten), and remove build folders left by killed builds (`stale_builds`, with the bytes
     reclaimed; skipped while a build runs)."""
     paths = CatalogPaths.of(root, profile)
+    # First, so that a catalog that fails verification does not keep the space either (the
+    # space reclaimed is then reported on stderr only).
+    stale = clean_unless_building(paths.root)
     manifest = verify_catalog(paths)
     pinned = pin_manifest(paths, manifest)
-    stale = clean_unless_building(paths.root)
     if as_json:
         emit_json(
             {
