@@ -106,7 +106,10 @@ class SearchRequest(_Model):
 
     environment: ProfileId
     name_contains: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
-        default=None, description="Case-sensitive substring of the printed name."
+        default=None,
+        description="Case-sensitive substring of the printed name.",
+        # In the schema only: `_no_nul` enforces it with its own message.
+        json_schema_extra={"pattern": "^[^\\u0000]*$"},
     )
     type_pattern: TypePattern | None = None
     namespace_prefixes: Annotated[list[DeclarationName], Field(min_length=1, max_length=16)] | None = Field(
