@@ -47,9 +47,12 @@ structure Extraction where
   moduleNames : Array Name
   /-- Whether to record the constants used by values. -/
   withValues : Bool
+  /-- `scopedInstanceNames env`, computed once before the workers start. -/
+  scopedInstances : NameSet
 
-/-- The record of one constant. Failures of the optional parts (docstring, range) leave
-them `null`; a failed type print falls back to the debug printer. -/
+/-- The record of one constant. A failed docstring lookup leaves it `null`; a failed type
+print falls back to the debug printer; a failed range lookup fails the run (no range makes a
+constant internal). -/
 def declRecord (x : Extraction) (ci : ConstantInfo) : IO DeclRecord := do
   let n := ci.name
   let (type, typeFallback) ← printType x.env ci.type
@@ -63,7 +66,7 @@ def declRecord (x : Extraction) (ci : ConstantInfo) : IO DeclRecord := do
     else
       none
   return { info := ci, module?, type, typeFallback, doc?, range?,
-           flags := flagsOf x.env ci, valueConstants? }
+           flags := flagsOf x.env x.scopedInstances ci range?, valueConstants? }
 
 /-- Renders the records of `chunk` as NDJSON lines. -/
 def renderChunk (x : Extraction) (chunk : Array ConstantInfo) : IO (Array String) :=
@@ -106,7 +109,8 @@ def writeDeclarations (x : Extraction) (consts : Array ConstantInfo) (threads : 
 def writeStream (cfg : Config) (env : Environment) (out : IO.FS.Stream) : IO Unit := do
   let moduleNames := env.header.moduleNames
   out.putStrLn (headerRecord cfg.modules moduleNames).compress
-  let x : Extraction := { env, moduleNames, withValues := cfg.withValues }
+  let x : Extraction :=
+    { env, moduleNames, withValues := cfg.withValues, scopedInstances := scopedInstanceNames env }
   let count ← writeDeclarations x (sortedConstants env) cfg.threads out
   out.putStrLn (footerRecord count).compress
   out.flush

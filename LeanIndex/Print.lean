@@ -4,8 +4,11 @@ import Lean
 # Pretty printing of types
 
 Types are printed by Lean's delaborator (`PrettyPrinter.ppExpr`) in the root namespace with
-no open declarations, so names print in full as Lean shows them there. Elision (`⋯`) of
-proofs, deep terms and long terms is switched off and the result is rendered with a width
+no open declarations. Every constant the printed type names is written so that it can be
+looked up by that text: full names (no export alias or shortened name), private names with
+their `_private` prefix, and no field notation (`Nat.succ n`, not `n.succ`). Lean writes
+`_root_.` before a full name only when that name alone would resolve elsewhere. Elision (`⋯`)
+of proofs, deep terms and long terms is switched off and the result is rendered with a width
 no type reaches, then joined onto one line.
 
 Each constant runs in its own `MetaM` with its own heartbeat budget. `PrettyPrinter.ppExpr`
@@ -24,13 +27,23 @@ def typeHeartbeats : Nat := 10000
 /-- Rendering width: large enough that no group of a type is broken across lines. -/
 def renderWidth : Nat := 1000000
 
-/-- Pretty-printer options: nothing is elided. -/
+/-- Pretty-printer options. Each is set through its registered `Lean.Option` constant, so a
+name that does not exist is a compile error rather than an ignored key.
+
+- names resolvable as printed: `pp.fullNames` (no alias or namespace-relative abbreviation),
+  `pp.privateNames` (keep the `_private.<module>.0.` prefix), `pp.fieldNotation` off (this
+  also turns off its generalized form, `pp.fieldNotation.generalized`, which applies only when
+  `pp.fieldNotation` is on);
+- nothing elided: `pp.proofs`, `pp.deepTerms`, and `pp.maxSteps` raised;
+- the budget `maxHeartbeats`, in thousands. -/
 def printOptions : Options :=
-  Options.empty
-    |>.setBool `pp.proofs true
-    |>.setBool `pp.deepTerms true
-    |>.setNat `pp.maxSteps 1000000000
-    |>.setNat `maxHeartbeats typeHeartbeats
+  let opts := Lean.Option.set Options.empty Lean.pp.fullNames true
+  let opts := Lean.Option.set opts Lean.pp.privateNames true
+  let opts := Lean.Option.set opts Lean.pp.fieldNotation false
+  let opts := Lean.Option.set opts Lean.pp.proofs true
+  let opts := Lean.Option.set opts Lean.pp.deepTerms true
+  let opts := Lean.Option.set opts Lean.pp.maxSteps 1000000000
+  Lean.Option.set opts Lean.maxHeartbeats typeHeartbeats
 
 /-- A fresh `Core.Context` for one constant: root namespace, printing options and budget.
 Heartbeats are counted per thread from `initHeartbeats`, and a worker thread prints many
@@ -61,13 +74,5 @@ def printType (env : Environment) (type : Expr) : IO (String × Bool) := do
     return (oneLine (fmt.pretty renderWidth), false)
   catch _ =>
     return (oneLine type.dbgToString, true)
-
-/-- The declaration range of `n` in its source file, if the environment records one. -/
-def declarationRange? (env : Environment) (n : Name) : IO (Option DeclarationRange) := do
-  try
-    let (ranges?, _) ← Core.CoreM.toIO (findDeclarationRanges? n) (← coreContext) { env := env }
-    return ranges?.map (·.range)
-  catch _ =>
-    return none
 
 end LeanIndex

@@ -53,16 +53,18 @@ def set_control(control: Path, **settings: object) -> None:
     control.write_text(json.dumps(settings))
 
 
-def standin_config(tmp: Path, *, instant: bool = False, transcripts: Path | None = None, **settings: object) -> tuple[CheckerConfig, Path]:
+def standin_config(
+    tmp: Path, *, instant: bool = False, transcripts: Path | None = None, lake: Path = STANDIN / "lake", **settings: object
+) -> tuple[CheckerConfig, Path]:
     """A checker config for profile TEST (imports `Lean`, whose header is the recorded
-    `import_lean` transcript) on the stand-in, and its control file."""
+    `import_lean` transcript) on the stand-in, launched by `lake`, and its control file."""
     project, repl, control = make_layout(tmp, instant=instant, transcripts=transcripts)
     config = CheckerConfig.for_profile(
         tmp / "root",
         "TEST",
         project_dir=project,
         repl_dir=repl,
-        lake_path=STANDIN / "lake",
+        lake_path=lake,
         imports=["Lean"],
         **settings,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -55,9 +56,12 @@ def _olean(base: Path, module: str, content: bytes) -> Path:
     return path
 
 
-def write_launcher(path: Path, script: Path) -> Path:
+def write_launcher(path: Path, script: Path, env: dict[str, str] | None = None) -> Path:
+    """An executable `path` that runs `script` with this Python; `env` is exported first (for
+    callers that scrub the environment, as the checker's sandbox does)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
+    exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in (env or {}).items())
+    path.write_text(f'#!/bin/sh\n{exports}exec "{sys.executable}" "{script}" "$@"\n')
     path.chmod(0o755)
     return path
 

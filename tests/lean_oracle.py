@@ -12,6 +12,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from hypothesis import strategies as st
+
 ANONYMOUS = None
 
 
@@ -52,3 +54,14 @@ def oracle(a: Sequence[Any], b: Sequence[Any]) -> int:
 
 
 lean_order_key = functools.cmp_to_key(oracle)
+
+
+@st.composite
+def related_pair(draw: st.DrawFn, component: st.SearchStrategy[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Two names of `component`s sharing a prefix, suffix or length, so ties are common."""
+    shared = draw(st.lists(component, max_size=3))
+    a = tuple(draw(st.lists(component, max_size=3)) + shared)
+    b = tuple(draw(st.lists(component, max_size=3)) + shared)
+    if draw(st.booleans()):
+        b = a[: draw(st.integers(0, len(a)))] + b
+    return a, b

@@ -1,8 +1,9 @@
 """Helpers the catalog and engine tests share: declaration streams as plain dicts, and a
 snapshot of a folder to prove that a failed build changed nothing.
 
-Records are written by hand here (not through `leanindex.records`), so a test states the wire
-format it feeds the builder.
+Records are plain dicts (not `leanindex.records` models), so a test states the wire format it
+feeds the builder; only the flags come from the record model (each required one false), so a
+new flag needs no change here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from leanindex.catalog.builder import build_catalog
 from leanindex.catalog.manifest import Manifest
 from leanindex.names import format_name
+from leanindex.records import FLAG_FIELDS, DeclarationRecord
 
 MODULES = ["Init.Core", "Init.Data.Nat.Basic", "Init.Prelude"]
 
@@ -47,13 +49,7 @@ def declaration(components: list[str | int], **fields: Any) -> dict[str, Any]:
         "level_params": [],
         "doc": None,
         "range": {"start": {"line": 1, "column": 0}, "end": {"line": 2, "column": 4}},
-        "is_private": False,
-        "is_internal": False,
-        "is_instance": False,
-        "is_class": False,
-        "is_structure": False,
-        "is_unsafe": False,
-        "is_deprecated": False,
+        **{flag: False for flag in FLAG_FIELDS if DeclarationRecord.model_fields[flag].is_required()},
     }
     record.update(fields)
     return record

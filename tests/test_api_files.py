@@ -20,9 +20,9 @@ from jsonschema import Draft202012Validator
 from leanindex.api_files import API_FILES, check_all, write_all
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
-from leanindex.cli.api import DRIFT_EXIT_STATUS
 from leanindex.engine import Engine
-from leanindex.errors import ErrorCode, LeanIndexError
+from leanindex.errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
+from leanindex.checker.models import CheckRequest, CheckResponse
 from leanindex.models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
 from streamkit import build, declaration
@@ -70,7 +70,7 @@ def test_files_are_canonical_json(name: str) -> None:
 def test_export_and_check_through_the_cli(tmp_path: Path) -> None:
     runner = CliRunner()
     missing = runner.invoke(main, ["api", "export", "--check", "--root", str(tmp_path)])
-    assert missing.exit_code == DRIFT_EXIT_STATUS
+    assert missing.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     assert not (tmp_path / "api").exists(), "--check writes nothing"
     written = runner.invoke(main, ["api", "export", "--root", str(tmp_path)])
     assert written.exit_code == 0
@@ -80,7 +80,7 @@ def test_export_and_check_through_the_cli(tmp_path: Path) -> None:
     edited.write_text(edited.read_text().replace('"SearchRequest"', '"SearchRequestX"', 1))
     assert check_all(tmp_path) == ["models.schema.json"]
     drifted = runner.invoke(main, ["api", "export", "--check", "--root", str(tmp_path)])
-    assert drifted.exit_code == DRIFT_EXIT_STATUS
+    assert drifted.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     assert "api/models.schema.json" in drifted.stderr
     write_all(tmp_path)
     assert check_all(tmp_path) == []
@@ -203,15 +203,47 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     document = json.loads((API / "mcp-tools.json").read_text(encoding="utf-8"))
     tools = {tool["name"]: tool for tool in document["tools"]}
     assert document["server"] == "leanindex"
-    assert set(tools) == {"lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect"}
+    assert set(tools) == {
+        "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
+        "lean.check", "lean_check",
+    }
     for name, request, response in [
         ("lean_declaration_search", SearchRequest, SearchResponse),
         ("lean.declaration.inspect", InspectRequest, InspectResponse),
+        ("lean.check", CheckRequest, CheckResponse),
     ]:
         assert tools[name]["inputSchema"] == request.model_json_schema()
         assert tools[name]["outputSchema"] == response.model_json_schema(mode="serialization")
         assert tools[name]["annotations"]["readOnlyHint"] is True
         assert tools[name]["annotations"]["idempotentHint"] is True
+
+
+class _Checker:
+    """Stands in for a configured checker: the app only starts, closes and calls it."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def check(self, request: CheckRequest) -> CheckResponse:
+        raise AssertionError("not called")
+
+
+def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None:
+    """The file lists exactly what the MCP endpoint of a server with every feature on (here a
+    checker) lists: a tool missing from the file, or listed by a server but not documented, fails."""
+    from leanindex.service.http import create_app
+    from leanindex.service.mcp import tool_definitions
+
+    document = json.loads((API / "mcp-tools.json").read_text(encoding="utf-8"))
+    engine = Engine(tmp_path)
+    served = create_app(engine, checker=_Checker()).state.tools  # type: ignore[arg-type]
+    listed = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tool_definitions(list(served.values()))]
+    assert document["tools"] == listed
+    assert all(spec.enabled for spec in served.values())
+    without = create_app(engine).state.tools
+    assert [spec.name for spec in without.values()] == list(served)
+    assert [spec.name for spec in without.values() if spec.enabled] == ["lean.declaration.search", "lean.declaration.inspect"]
 
 
 def test_openapi_documents_the_error_object_and_no_422() -> None:

@@ -112,6 +112,7 @@ CASES: list[tuple[str, BadStream, int]] = [
     ("header with another format", lambda: with_line(1, header(format="leanindex.declarations/v2")), 1),
     ("header missing lean", lambda: with_line(1, {k: v for k, v in header().items() if k != "lean"}), 1),
     ("header modules not a list", lambda: with_line(1, header(modules="Init.Core")), 1),
+    ("header extractor with an unknown field", lambda: with_line(1, header(extractor={"name": "x", "version": "1", "build": "7"})), 1),
     ("malformed header", lambda: with_line(1, b'{"record": "header", '), 1),
     ("header second", lambda: [*good_lines()[:3], encode(header()), *good_lines()[3:]], 4),
     ("header repeated right away", lambda: [encode(header()), *good_lines()], 2),
@@ -277,3 +278,40 @@ def test_different_records_give_different_digests(tmp_path: Path) -> None:
     assert a.catalog.declarations_parquet_sha256 != b.catalog.declarations_parquet_sha256
     # The environment digest covers the environment, not the records: same header, same digest.
     assert a.environment_digest == b.environment_digest
+
+
+def test_every_record_field_reaches_the_catalog(tmp_path: Path) -> None:
+    """Each field of the record model is a Parquet column (a range as four), or is one the
+    layout names as read back from another; none is dropped on the way into the catalog."""
+    import pyarrow.parquet as pq
+
+    from leanindex.catalog import columns
+    from leanindex.records import DeclarationRecord
+
+    build(tmp_path, "fields", stream([declaration(["Foo"], type_fallback=True, value_constants=["Bar"])]))
+    stored = pq.read_table(CatalogPaths.of(tmp_path, "fields").declarations)
+    for name in DeclarationRecord.model_fields:
+        in_columns = name in stored.column_names or any(c.startswith(name + "_") for c in stored.column_names)
+        assert in_columns or name in columns.NOT_STORED, name
+    row = stored.to_pylist()[0]
+    assert row["type_fallback"] is True and row["value_constants"] == ["Bar"]
+
+
+def test_a_new_record_field_gets_a_column_or_refuses_to_load() -> None:
+    """The column layout derives from the record model: a new field gets its column, and a field
+    whose type has no column type stops the import instead of vanishing from the catalog."""
+    import pyarrow as pa
+    from pydantic import StrictInt
+
+    from leanindex.catalog import columns
+    from leanindex.records import DeclarationRecord
+
+    class Weighted(DeclarationRecord):
+        weight: StrictInt | None = None
+
+    class Mapped(DeclarationRecord):
+        weights: dict[str, int] = {}
+
+    assert ("weight", pa.int64()) in columns.read_fields(Weighted)
+    with pytest.raises(TypeError, match="weights"):
+        columns.read_fields(Mapped)

@@ -14,7 +14,7 @@ from leanindex.catalog.layout import CatalogPaths
 from leanindex.catalog.manifest import PackageRevision
 from leanindex.catalog.stream import iter_lines
 from leanindex.cli import main
-from leanindex.errors import EXIT_STATUS, ErrorCode
+from leanindex.errors import EXIT_STATUS, OUTCOME_EXIT, ErrorCode, Outcome
 from leanindex.sample import sample_stream_path
 
 MATHLIB_URL = "https://github.com/leanprover-community/mathlib4"
@@ -80,7 +80,7 @@ def test_toolchain_bump_lists_identity_counts_and_names(root: Path) -> None:
     build_catalog(sample_lines(), root, "core", facts=facts("bbb"))
 
     result = diff(root, "--against-catalog", str(older), "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     report = json.loads(result.stdout)
     assert report["identical"] is False
     changes = {c["field"]: (c["before"], c["after"]) for c in report["identity_changes"]}
@@ -92,7 +92,7 @@ def test_toolchain_bump_lists_identity_counts_and_names(root: Path) -> None:
     assert report["environment_digest"]["before"] != report["environment_digest"]["after"]
 
     text = diff(root, "--against-catalog", str(older), "--limit", "0")
-    assert text.exit_code == 1
+    assert text.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     assert "lean.version: 4.34.0 -> 4.35.0" in text.stdout
     assert "packages.mathlib: aaa -> bbb" in text.stdout
     assert "75 -> 76 (+1)" in text.stdout
@@ -112,7 +112,7 @@ def test_no_committed_manifest_is_drift(root: Path) -> None:
     git(root, "commit", "-q", "--allow-empty", "-m", "empty")
     build_catalog(sample_lines(), root, "core")
     result = diff(root, "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     report = json.loads(result.stdout)
     assert report["committed_found"] is False and report["counts"]["declarations"] == {"before": None, "after": 76}
 
@@ -123,7 +123,7 @@ def test_against_a_manifest_file(root: Path, tmp_path: Path) -> None:
     saved.write_text(CatalogPaths.of(root, "core").manifest.read_text())
     build_catalog(sample_lines(), root, "core")
     result = diff(root, "--against", str(saved), "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     assert json.loads(result.stdout)["committed"] == str(saved)
 
 

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from checker_support import STANDIN, make_layout, set_control, standin_config, transcripts_dir
+from lakefakes import write_launcher
 from leanindex.checker import Checker, CheckRequest, CheckResponse
 from leanindex.cli import main
 from leanindex.errors import ErrorCode, LeanIndexError
@@ -71,6 +72,42 @@ def test_accepted_recorded_theorem(tmp_path):
     assert r.environment == "TEST" and r.lean_toolchain == "v4.33.0-rc2"
     assert r.code_sha256 == hashlib.sha256(SHOW_P.encode()).hexdigest()
     assert r.isolation.scrubbed_environment and "RLIMIT_AS" in r.isolation.rlimits
+
+
+def test_repl_starts_under_the_projects_toolchain_in_a_private_directory(tmp_path, monkeypatch):
+    """elan's `lake` picks the toolchain from ELAN_TOOLCHAIN, else from the working directory's
+    `lean-toolchain`, never from `-d`: the stand-in `lake` records the choice elan would make,
+    its working directory and its environment."""
+    log = tmp_path / "lake-calls.jsonl"
+    lake = write_launcher(tmp_path / "bin" / "lake", STANDIN / "fake_lake.py", {"FAKE_LAKE_LOG": str(log)})
+    # A caller's own toolchain choice and secrets must not reach the REPL.
+    monkeypatch.setenv("ELAN_TOOLCHAIN", "leanprover/lean4:v4.0.0")
+    monkeypatch.setenv("LEANINDEX_TEST_SECRET", "not for Lean")
+
+    async def scenario(checker, _):
+        return await check(checker, SHOW_P)
+
+    r = run(tmp_path, scenario, lake=lake)
+    assert r.verdict == "accepted"
+    [call] = [json.loads(line) for line in log.read_text().splitlines()]
+    project = tmp_path / "project"
+    assert call["args"][:3] == ["-d", str(project), "env"]
+    assert call["toolchain"] == (project / "lean-toolchain").read_text().strip()
+    private = Path(call["cwd"])
+    assert call["env"]["HOME"] == call["env"]["TMPDIR"] == str(private)
+    assert project not in private.parents and private != project
+    assert "LEANINDEX_TEST_SECRET" not in call["env"]
+
+
+def test_info_tree_nodes_of_kinds_lean_interact_does_not_list_are_accepted(tmp_path):
+    """Lean 4.35 writes `DocElabInfo`/`DocInfo`/`ErrorNameInfo` nodes (scripted here, in the
+    REPL's shape); they must not turn a valid check into `backend_error`."""
+
+    async def scenario(checker, _):
+        return await check(checker, "/-- A documented theorem. -/\ntheorem documented : True := trivial")
+
+    r = run(tmp_path, scenario)
+    assert r.verdict == "accepted" and [a.name for a in r.axioms] == ["documented"]
 
 
 def test_rejected_and_incomplete_from_recordings(tmp_path):
@@ -139,6 +176,23 @@ def test_axiom_allowlist(tmp_path):
     assert example.verdict == "rejected" and [x.code for x in example.reasons] == ["axioms_unverified"]
 
 
+def test_anonymous_instance_is_never_accepted_silently(tmp_path):
+    """An anonymous `instance` has no `declId`: its axioms cannot be printed by name, so it is
+    reported as unverified; a named one is probed like any declaration."""
+    anonymous = "instance : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
+    named = "instance instBig : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
+
+    async def scenario(checker, _):
+        return await check(checker, anonymous), await check(checker, named)
+
+    a, n = run(tmp_path, scenario)
+    assert a.verdict == "rejected" and a.axioms == []
+    assert [(x.code, x.command, x.start.line) for x in a.reasons] == [("axioms_unverified", "instance", 1)]
+    assert "anonymous `instance`" in a.reasons[0].message
+    assert n.verdict == "rejected" and [x.code for x in n.reasons] == ["disallowed_axiom"]
+    assert n.axioms[0].flagged == ["instBig._native.native_decide.ax_1_1"]
+
+
 @pytest.mark.parametrize(
     ("code", "command", "line"),
     [
@@ -186,6 +240,41 @@ def test_refusals_before_the_repl(tmp_path):
     assert e["prelude"].code is ErrorCode.HEADER_MISMATCH
     assert e["unknown"].code is ErrorCode.UNKNOWN_ENVIRONMENT and e["unknown"].details["known"] == ["TEST"]
     assert e["large"].code is ErrorCode.PAYLOAD_TOO_LARGE
+
+
+def test_imports_of_modules_that_do_not_exist_are_refused(tmp_path):
+    """`Lean.Nope` lies under the profile's `Lean` by name, but no `.olean` of it is on the REPL's
+    search path (tests/standin/lake's toolchain has `Lean.Elab`, not `Lean.Nope`)."""
+
+    async def scenario(checker, _):
+        with pytest.raises(LeanIndexError) as caught:
+            await check(checker, "import Lean.Elab\nimport Lean.Nope\n" + SHOW_P)
+        ok = await check(checker, "import Lean.Elab\n" + SHOW_P)
+        return caught.value, ok, checker.pool("TEST").idle
+
+    error, ok, idle = run(tmp_path, scenario)
+    assert error.code is ErrorCode.HEADER_MISMATCH and error.details["unknown_modules"] == ["Lean.Nope"]
+    assert ok.verdict == "accepted" and idle == 1  # the refusal gave its worker back
+
+
+def test_a_lake_that_sets_no_search_path_fails_the_start(tmp_path):
+    lake = tmp_path / "bin" / "lake"
+    lake.parent.mkdir(parents=True)
+    lake.write_text('#!/bin/sh\nshift 2\nshift\nexec "$@"\n')  # `-d DIR env CMD...` without Lake's variables
+    lake.chmod(0o755)
+    config, _ = standin_config(tmp_path, transcripts=TRANSCRIPTS, lake=lake)
+
+    async def go():
+        checker = Checker(config)
+        try:
+            with pytest.raises(LeanIndexError) as caught:
+                await checker.start()
+            return caught.value, checker.pool("TEST").process_ids()
+        finally:
+            await checker.close()
+
+    error, groups = asyncio.run(go())
+    assert error.code is ErrorCode.BACKEND_ERROR and error.details["stage"] == "start" and groups == []
 
 
 def test_header_failure_is_reported_and_not_kept(tmp_path):

@@ -14,20 +14,25 @@ from pathlib import Path
 
 import pytest
 
-from leanindex.checker import Checker, CheckerConfig, CheckRequest
+from leanindex.checker import Checker, CheckerConfig, CheckRequest, CheckResponse
+from leanindex.errors import ErrorCode, LeanIndexError
 
 pytestmark = pytest.mark.lean
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def responses():
+def project() -> Path:
+    return Path(os.environ.get("LEANINDEX_LEAN_PROJECT", REPO))
+
+
+@pytest.fixture(scope="module")
+def responses(project):
     if shutil.which("lake") is None:
         pytest.skip("lake is not on PATH: no Lean toolchain on this machine")
     repl = os.environ.get("LEANINDEX_REPL")
     if not repl or not (Path(repl) / ".lake" / "build" / "bin" / "repl").exists():
         pytest.skip("LEANINDEX_REPL does not point at a built REPL checkout")
-    project = Path(os.environ.get("LEANINDEX_LEAN_PROJECT", REPO))
     config = CheckerConfig.for_profile(
         REPO / ".lean-check-root", "CORE", project_dir=project, repl_dir=repl, imports=["Init"], memory_limit_mb=8192
     )
@@ -39,13 +44,42 @@ def responses():
         "axiom": "axiom cheat : False\ntheorem uses_cheat : 1 = 2 := cheat.elim",
         "eval": "#eval 1 + 1",
         "namespaced": "namespace Foo\ntheorem bar : True := trivial\nend Foo",
+        "toolchain": "#version",
+        "verso": "set_option doc.verso true in\n/-- A *documented* theorem. -/\ntheorem documented : True := trivial",
+        "anonymous_instance": "instance : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)",
+        "existing_import": "import Init.Data.Nat\ntheorem t : True := trivial",
+        "missing_import": "import Init.Nope\ntheorem t : True := trivial",
+        **{f"refused {label}": code for label, code in REFUSED.items()},
     }
+
+    async def answer(checker: Checker, code: str) -> CheckResponse | LeanIndexError:
+        try:
+            return await checker.check(CheckRequest(environment="CORE", code=code))
+        except LeanIndexError as error:
+            return error
 
     async def go():
         async with Checker(config) as checker:
-            return {k: await checker.check(CheckRequest(environment="CORE", code=v)) for k, v in codes.items()}
+            return {k: await answer(checker, v) for k, v in codes.items()}
 
     return asyncio.run(go())
+
+
+#: Commands that run code during elaboration, and the label each is refused with.
+REFUSED = {
+    "simproc_decl": "simproc_decl reduceFoo (Nat.succ _) := fun _ => pure .continue",
+    "dsimproc_decl": "dsimproc_decl reduceFoo (Nat.succ _) := fun _ => pure .continue",
+    "cbv_simproc_decl": "cbv_simproc_decl reduceFoo (Nat.succ _) := fun _ => pure .continue",
+    "#guard": "#guard 1 + 1 == 2",
+    "unsafe": "def viaUnsafe : Nat := unsafe (unsafeCast (0 : Nat))",
+    "@[sevalproc]": "def p := 0\nattribute [sevalproc] p",
+}
+
+
+def pinned_version(project: Path) -> str:
+    """The Lean version the project's `lean-toolchain` names (`leanprover/lean4:v4.35.0` gives
+    `4.35.0`), as `Lean.versionString` prints it."""
+    return (project / "lean-toolchain").read_text().strip().rsplit(":v", 1)[-1]
 
 
 def test_accepted(responses):
@@ -83,3 +117,34 @@ def test_eval_forbidden(responses):
 def test_namespaced_theorem_probed_by_full_name(responses):
     r = responses["namespaced"]
     assert r.verdict == "accepted" and r.axioms[0].name == "Foo.bar"
+
+
+def test_repl_runs_the_projects_toolchain(responses, project):
+    # `#version` answers `Lean <Lean.versionString>` (Lean.Elab.BuiltinCommand, `elabVersion`).
+    r = responses["toolchain"]
+    assert r.verdict == "accepted"
+    assert [d.text.splitlines()[0] for d in r.diagnostics] == [f"Lean {pinned_version(project)}"]
+
+
+def test_doc_verso_info_nodes_do_not_fail_the_check(responses):
+    r = responses["verso"]
+    assert r.verdict == "accepted" and r.axioms[0].name == "documented"
+
+
+def test_anonymous_instance_is_not_accepted(responses):
+    r = responses["anonymous_instance"]
+    assert r.verdict == "rejected"
+    assert {x.code for x in r.reasons} & {"axioms_unverified", "disallowed_axiom"}
+
+
+@pytest.mark.parametrize("label", list(REFUSED))
+def test_elaboration_time_code_is_refused(responses, label):
+    r = responses[f"refused {label}"]
+    assert r.verdict == "rejected" and label in [x.command for x in r.reasons if x.code == "forbidden_command"]
+
+
+def test_imports_must_be_modules(responses):
+    assert responses["existing_import"].verdict == "accepted"
+    error = responses["missing_import"]
+    assert isinstance(error, LeanIndexError) and error.code is ErrorCode.HEADER_MISMATCH
+    assert error.details["unknown_modules"] == ["Init.Nope"]

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from checker_support import STANDIN
+from checker_support import STANDIN, standin_config
 from leanindex.catalog.builder import EnvironmentFacts, build_catalog
 from leanindex.catalog.stream import iter_lines
 from leanindex.checker import CheckerConfig
+from leanindex.checker.isolation import make_sandbox
 from leanindex.errors import ErrorCode, LeanIndexError
 from leanindex.sample import sample_stream_path
 
@@ -47,3 +48,14 @@ def test_the_project_must_run_the_pinned_toolchain(tmp_path: Path) -> None:
 
     config = CheckerConfig.for_profile(tmp_path / "root", "core", project_dir=project(tmp_path, PINNED), repl_dir=tmp_path / "repl", lake_path=STANDIN / "lake")
     assert config.imports == ["Init"] and config.identity.source == "lean"
+
+
+def test_sandbox_refuses_a_project_without_a_toolchain_pin(tmp_path):
+    config, _ = standin_config(tmp_path, instant=True)
+    sandbox = make_sandbox(config)
+    assert sandbox.env["ELAN_TOOLCHAIN"] == (config.project_dir / "lean-toolchain").read_text().strip()
+    sandbox.remove()
+    (config.project_dir / "lean-toolchain").unlink()
+    with pytest.raises(LeanIndexError) as caught:
+        make_sandbox(config)
+    assert caught.value.code is ErrorCode.INVALID_REQUEST

@@ -13,6 +13,7 @@ from leanindex.catalog.builder import build_catalog
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.catalog.stream import iter_lines
 from leanindex.cli import main
+from leanindex.errors import OUTCOME_EXIT, Outcome
 from leanindex.sample import sample_stream_path
 
 PINNED = "leanprover/lean4:v4.35.0"
@@ -56,7 +57,7 @@ def test_without_lean_tools_every_gap_has_a_fix(sandbox: Sandbox, monkeypatch: p
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     status, checks = doctor(sandbox)
-    assert status == 1
+    assert status == OUTCOME_EXIT[Outcome.NOT_READY]
     assert checks["python"]["status"] == "ok"
     assert checks["package duckdb"]["status"] == "ok" and checks["package duckdb"]["detail"] == "2.0.1"
     for tool in ("elan", "lake", "lean"):
@@ -87,7 +88,7 @@ def test_with_lean_tools_on_the_pinned_toolchain_all_is_well(sandbox: Sandbox, m
 def test_wrong_lean_version_is_a_mismatch(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     with_tools(sandbox, monkeypatch, lean_version="4.34.0")
     status, checks = doctor(sandbox)
-    assert status == 1
+    assert status == OUTCOME_EXIT[Outcome.NOT_READY]
     assert checks["lean"]["status"] == "mismatch" and "4.34.0" in checks["lean"]["detail"]
     assert checks["lake"]["status"] == "ok"
 
@@ -95,7 +96,7 @@ def test_wrong_lean_version_is_a_mismatch(sandbox: Sandbox, monkeypatch: pytest.
 def test_missing_toolchain_is_not_downloaded_by_asking_versions(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     with_tools(sandbox, monkeypatch, toolchains="leanprover/lean4:v4.30.0 (default)")
     status, checks = doctor(sandbox)
-    assert status == 1
+    assert status == OUTCOME_EXIT[Outcome.NOT_READY]
     assert checks["toolchain"]["fix"] == f"elan toolchain install {PINNED}"
     assert checks["lake"]["status"] == "missing" and checks["lake"]["fix"] == f"elan toolchain install {PINNED}"
     assert sandbox.lake_calls() == []
@@ -113,6 +114,6 @@ def test_tampered_catalog_fails_verification(sandbox: Sandbox, monkeypatch: pyte
 def test_readable_output(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     result = CliRunner().invoke(main, ["doctor", "--root", str(sandbox.root), "--source", str(sandbox.source)])
-    assert result.exit_code == 1
+    assert result.exit_code == OUTCOME_EXIT[Outcome.NOT_READY]
     assert "pinned toolchain: leanprover/lean4:v4.35.0" in result.stdout
     assert "fix: cd " in result.stdout and "lake build leanindex-extract" in result.stdout

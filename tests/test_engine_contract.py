@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
 from leanindex.engine import Engine
-from leanindex.errors import EXIT_STATUS, ErrorCode, LeanIndexError
+from leanindex.errors import EXIT_STATUS, OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from leanindex.models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
 from lean_oracle import lean_order_key
@@ -139,6 +139,16 @@ def test_search_response_shape(engine: Engine, root: Path) -> None:
     assert (body["stop_reason"], body["completeness"], body["assurance"]) == ("EXHAUSTED", "COMPLETE", "COMPUTED")
     assert (body["next_cursor"], body["total_matches"], body["hidden_matches"]) == (None, 1, 0)
 
+
+
+def test_a_repeated_prefix_gives_a_reason_each_time(engine: Engine) -> None:
+    """Reasons follow the request as given: a prefix named twice matches twice."""
+    [result] = search(engine, name_contains="add_comm", namespace_prefixes=["Nat", "Nat"]).results
+    assert [(r.filter, r.value) for r in result.match_reasons] == [
+        ("name_contains", "add_comm"),
+        ("namespace_prefix", "Nat"),
+        ("namespace_prefix", "Nat"),
+    ]
 
 def test_inspect_response_shape(engine: Engine) -> None:
     body = json.loads(engine.inspect(InspectRequest(environment="sample", declaration_name="Nat.add_comm")).model_dump_json())
@@ -496,6 +506,16 @@ def test_cli_errors(root: Path, args: list[str], code: ErrorCode) -> None:
     assert human.exit_code == EXIT_STATUS[code]
     assert human.stdout == ""
     assert f"({code.value})" in human.stderr
+
+
+def test_exit_statuses_are_distinct_per_outcome() -> None:
+    """Every outcome has its own status, and no error code shares one with an outcome (1 is the
+    interpreter's crash, 12 a check left incomplete, ...)."""
+    outcomes = list(OUTCOME_EXIT.values())
+    assert set(OUTCOME_EXIT) == set(Outcome)
+    assert len(set(outcomes)) == len(outcomes)
+    assert set(EXIT_STATUS) == set(ErrorCode)
+    assert not set(outcomes) & set(EXIT_STATUS.values())
 
 
 def test_cli_exit_codes_are_distinct() -> None:

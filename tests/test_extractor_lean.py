@@ -8,6 +8,7 @@ read its NDJSON stream.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -156,3 +157,80 @@ def test_catalog_builder_accepts_stream(init_stream: Path, tmp_path: Path) -> No
         text=True,
     )
     assert result.returncode == 0, result.stderr
+
+
+# A Lean identifier in a printed type: dotted components, each `«…»`-escaped or a word that
+# does not start with a digit (numeric components such as the `0` of private names follow a dot).
+_COMPONENT = r"(?:«[^»]*»|[^\W\d][\w'!?]*)"
+_DOTTED_IDENT = re.compile(rf"(?<![\w'!?.»]){_COMPONENT}(?:\.(?:{_COMPONENT}|\d+))+")
+# String and name literals are not references to constants.
+_LITERALS = re.compile(r'"(?:[^"\\]|\\.)*"|`+' + _COMPONENT + r"(?:\.(?:" + _COMPONENT + r"|\d+))*")
+
+
+def _dotted_names(type_text: str) -> set[str]:
+    """Dotted identifiers of a printed type, without a leading `_root_.` (which Lean writes only
+    to disambiguate a full name)."""
+    text = _LITERALS.sub(" ", type_text)
+    return {m.group(0).removeprefix("_root_.") for m in _DOTTED_IDENT.finditer(text)}
+
+
+def test_dotted_names_tokenizer() -> None:
+    text = '∀ {n : Nat}, Nat.succ n ≠ 0 → _root_.Foo.bar «a.b».c _private.M.0.x "s.t" `Lean.Name 2.5 n.succ'
+    found = _dotted_names(text)
+    assert found == {"Nat.succ", "Foo.bar", "«a.b».c", "_private.M.0.x", "n.succ"}
+
+
+def test_printed_names_resolve(declarations: list[dict[str, Any]], by_name: dict[str, dict[str, Any]]) -> None:
+    """Every dotted name in a visible declaration's type is a constant of the catalog: full names
+    (no export alias, no namespace-relative abbreviation), private names with their prefix, and
+    no field notation (`n.succ` would name the binder `n`, not a constant)."""
+    visible = [d for d in declarations if not d["is_internal"]]
+    unresolved = [(d["name"], t) for d in visible for t in sorted(_dotted_names(d["type"])) if t not in by_name]
+    assert unresolved[:20] == []
+    assert sum(1 for d in visible if _dotted_names(d["type"])) > 1000, "the check must see many dotted names"
+
+
+GENERATED_FOR_CONSTRUCTOR = {"injEq", "inj", "sizeOf_spec"}
+GENERATED_FOR_INDUCTIVE = {"noConfusionType", "ctorIdx", "toCtorIdx"}
+
+
+def test_generated_declarations_are_internal(
+    declarations: list[dict[str, Any]], by_name: dict[str, dict[str, Any]]
+) -> None:
+    """Declarations Lean generates for constructors and inductive types (the cases of
+    `Lean.isAutoDeclOrPrivate_Internal` in `Lean/AutoDecl.lean`) have no declaration range and
+    are internal, as doc-gen4 hides them; user-facing `ofNat`s, which that helper would also
+    flag, stay visible."""
+    generated = []
+    for d in declarations:
+        *prefix, last = d["components"]
+        parent = by_name.get(".".join(str(c) for c in prefix)) if prefix else None
+        if parent is None:
+            continue
+        if (last in GENERATED_FOR_CONSTRUCTOR and parent["kind"] == "constructor") or (
+            last in GENERATED_FOR_INDUCTIVE and parent["kind"] == "inductive"
+        ):
+            generated.append(d)
+    assert len(generated) >= 20
+    assert [d["name"] for d in generated if not d["is_internal"]] == []
+    assert [d["name"] for d in declarations if d["components"][-1] == "eq_def" and not d["is_internal"]] == []
+    assert {"injEq", "noConfusionType"} <= {d["components"][-1] for d in generated}
+    for name in ("Int.ofNat", "Fin.ofNat", "BitVec.ofNat"):
+        assert by_name[name]["is_internal"] is False, name
+
+
+def test_ranged_visible_declarations(by_name: dict[str, dict[str, Any]]) -> None:
+    """Declarations users search for keep a range and stay visible; the kernel's quotient
+    constants stay visible although `init_quot` records no range for them."""
+    for name in ("Nat.add_comm", "Nat", "Nat.succ", "List.map", "Nat.rec"):
+        assert by_name[name]["is_internal"] is False, name
+        assert by_name[name]["range"] is not None, name
+    assert by_name["Quot.mk"]["kind"] == "quotient" and by_name["Quot.mk"]["is_internal"] is False
+
+
+def test_scoped_instance_is_an_instance(by_name: dict[str, dict[str, Any]]) -> None:
+    """`Classical.propDecidable` is a `scoped instance` (Init/Classical.lean): no namespace is open
+    after import, so only the extension's scoped entries record it."""
+    assert by_name["Classical.propDecidable"]["is_instance"] is True
+    assert by_name["instAddNat"]["is_instance"] is True
+    assert by_name["Nat.add_comm"]["is_instance"] is False

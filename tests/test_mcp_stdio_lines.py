@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from service_support import sample_root  # noqa: F401  (fixture)
@@ -54,16 +55,31 @@ def test_every_line_gets_an_answer(sample_root: Path) -> None:  # noqa: F811
     lines = [json.dumps(INITIALIZE).encode(), json.dumps(INITIALIZED).encode()]
     lines += [line for line, _id, _code in BAD_LINES]
     lines.append(json.dumps(GOOD).encode())
+    expected = 1 + len(BAD_LINES) + 1
     process = subprocess.Popen(
         [sys.executable, "-m", "leanindex", "mcp", "--root", str(sample_root)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
+    # As a real client does, stdin stays open until the answers are in: closing it ends the
+    # session, and a request still being served then is cancelled with it.
+    frames: list[dict] = []
     try:
-        out, err = process.communicate(b"".join(line + b"\n" for line in lines), timeout=60)
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(b"".join(line + b"\n" for line in lines))
+        process.stdin.flush()
+        reader = ThreadPoolExecutor(1)
+        while len(frames) < expected:
+            line = reader.submit(process.stdout.readline).result(timeout=60)
+            if not line:
+                break
+            frames.append(json.loads(line))
+        reader.shutdown()
+        process.stdin.close()
+        err = process.stderr.read() if process.stderr is not None else b""
+        process.wait(timeout=60)
     finally:
         process.kill()
-    frames = [json.loads(line) for line in out.decode("utf-8").splitlines()]
-    assert len(frames) == 1 + len(BAD_LINES) + 1, (frames, err.decode()[-2000:])
+    assert len(frames) == expected, (frames, err.decode()[-2000:])
     assert all(frame["jsonrpc"] == "2.0" for frame in frames)
     errors = [frame for frame in frames if "error" in frame]
     assert sorted((e["id"] is None, e["id"] or 0, e["error"]["code"]) for e in errors) == sorted(

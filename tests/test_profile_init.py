@@ -12,7 +12,8 @@ from lakefakes import FIXTURES, Sandbox, make_sandbox
 from leanindex.cli import main
 from leanindex.errors import EXIT_STATUS, ErrorCode, LeanIndexError
 from leanindex.lake.profiles import load_profiles
-from leanindex.lake.project import mathlib_revision, read_lake_packages
+from leanindex.catalog.manifest import mathlib_commit_of as mathlib_revision
+from leanindex.lake.project import read_lake_packages
 from leanindex.catalog.manifest import PackageRevision
 
 REPO = Path(__file__).resolve().parents[1]

@@ -47,3 +47,12 @@ def test_serve_reads_the_token_and_serves_http_and_mcp(sample_root: Path) -> Non
     access = [json.loads(line) for line in stderr.decode().splitlines() if '"request_id"' in line]
     seen = {(a["path"], a["route"], a["status"]) for a in access}
     assert seen >= {("/v1/environments", "-", 401), ("/v1/environments", "/v1/environments", 200), ("/mcp", "/mcp", 200)}
+
+
+def test_every_search_request_field_is_a_search_option() -> None:
+    """The command line builds its search options from the request model: a field without an
+    option would be a filter the CLI cannot give."""
+    from leanindex.cli.query import search
+    from leanindex.models import SearchRequest
+
+    assert {p.name for p in search.params} >= set(SearchRequest.model_fields)

@@ -310,3 +310,11 @@ def test_no_profile_is_not_ready(tmp_path: Path) -> None:
         assert_error(httpx.get(f"{url}/readyz"), ErrorCode.CATALOG_UNAVAILABLE)
         assert httpx.get(f"{url}/v1/environments").json() == {"environments": []}
     engine.close()
+
+
+def test_every_tool_has_its_http_route(tmp_path: Path) -> None:
+    """Each tool of the one tool list is also an HTTP route (a tool added to
+    `service.tools.server_tools` without its route fails here)."""
+    app = create_app(Engine(tmp_path))
+    routes = {f"{method} {route.path.replace(':leanname', '')}" for route in app.routes for method in getattr(route, "methods", None) or ()}
+    assert {spec.http_route for spec in app.state.tools.values()} <= routes

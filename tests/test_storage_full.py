@@ -18,7 +18,7 @@ import pytest
 
 from fault_support import fill, small_tmpfs
 from leanindex.catalog.builder import build_catalog
-from leanindex.errors import EXIT_STATUS, ErrorCode
+from leanindex.errors import EXIT_STATUS, OUTCOME_EXIT, ErrorCode
 from realdata_support import CORE_SAMPLE, realdata_path
 from streamkit import as_file, declaration, stream
 
@@ -100,5 +100,4 @@ def test_api_export_on_a_full_disk(tmp_path: Path) -> None:
 
 def test_the_codes_have_statuses() -> None:
     assert EXIT_STATUS[ErrorCode.STORAGE_FULL] != EXIT_STATUS[ErrorCode.IO_ERROR]
-    # 0 success, 1 crash, 2 usage, 12 api drift / check incomplete, 13 check rejected.
-    assert {EXIT_STATUS[ErrorCode.STORAGE_FULL], EXIT_STATUS[ErrorCode.IO_ERROR]}.isdisjoint({0, 1, 2, 12, 13})
+    assert {EXIT_STATUS[ErrorCode.STORAGE_FULL], EXIT_STATUS[ErrorCode.IO_ERROR]}.isdisjoint(OUTCOME_EXIT.values())

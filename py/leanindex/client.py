@@ -12,7 +12,7 @@ with the server's error object (code, message, details) on a refusal or failure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -32,7 +32,6 @@ from .models import (
     StopReason,
     TypePattern,
 )
-from .records import Kind
 from .validation import invalid_request
 
 
@@ -150,38 +149,21 @@ class Client:
         """Every served profile with its identity, imports, counts and verification state."""
         return self._backend.environments()
 
-    def search(
-        self,
-        environment: str,
-        name_contains: str | None = None,
-        *,
-        type_pattern: Sequence[str] | TypePattern | None = None,
-        namespace_prefixes: Sequence[str] | None = None,
-        kinds: Sequence[Kind | str] | None = None,
-        module_prefixes: Sequence[str] | None = None,
-        result_limit: int = 10,
-        after: str | None = None,
-    ) -> SearchResponse:
-        """One page of a bounded search (see `leanindex.models.SearchRequest` for each filter;
-        `type_pattern` may be given as the list of constant names).
+    def search(self, environment: str, name_contains: str | None = None, **filters: Any) -> SearchResponse:
+        """One page of a bounded search. `filters` are the other fields of
+        `leanindex.models.SearchRequest` by name (`type_pattern`, `namespace_prefixes`, `kinds`,
+        `module_prefixes`, `result_limit`, `after`, ...; sequences of any kind);
+        `type_pattern` may be given as the list of constant names.
 
-        Raises `LeanIndexError`: `invalid_request` (checked here before anything is sent),
-        `unknown_environment`, `catalog_unavailable`, `digest_mismatch`, `timeout`, `busy`,
-        `unauthorized`, `backend_error` (server unreachable or not a leanindex answer).
+        Raises `LeanIndexError`: `invalid_request` (checked here before anything is sent, an
+        unknown filter included), `unknown_environment`, `catalog_unavailable`,
+        `digest_mismatch`, `timeout`, `busy`, `unauthorized`, `backend_error` (server
+        unreachable or not a leanindex answer).
         """
-        if type_pattern is not None and not isinstance(type_pattern, TypePattern):
-            type_pattern = {"constants": list(type_pattern)}  # type: ignore[assignment]
-        request = _validated(
-            SearchRequest,
-            environment=environment,
-            name_contains=name_contains,
-            type_pattern=type_pattern,
-            namespace_prefixes=list(namespace_prefixes) if namespace_prefixes is not None else None,
-            kinds=list(kinds) if kinds is not None else None,
-            module_prefixes=list(module_prefixes) if module_prefixes is not None else None,
-            result_limit=result_limit,
-            after=after,
-        )
+        type_pattern = filters.get("type_pattern")
+        if type_pattern is not None and not isinstance(type_pattern, (TypePattern, dict)):
+            filters["type_pattern"] = {"constants": list(type_pattern)}
+        request = _validated(SearchRequest, environment=environment, name_contains=name_contains, **filters)
         return self._backend.search(request)
 
     def iter_search(self, environment: str, name_contains: str | None = None, **filters: Any) -> Iterator[SearchResponse]:

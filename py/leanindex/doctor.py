@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Literal
 
 from packaging.requirements import Requirement
-from pydantic import BaseModel, ConfigDict
 
+from .base import Frozen
 from .catalog.layout import CatalogPaths, discover_profiles
 from .catalog.verify import verify_catalog
 from .errors import LeanIndexError
@@ -34,11 +34,9 @@ Status = Literal["ok", "missing", "mismatch", "failed"]
 _VERSION_TIMEOUT_S = 60
 
 
-class Check(BaseModel):
+class Check(Frozen):
     """One finding: `name` (what was checked), `status`, `detail` (versions, paths, errors),
     `fix` (a shell command, or null when nothing needs fixing)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     status: Status
@@ -46,10 +44,8 @@ class Check(BaseModel):
     fix: str | None = None
 
 
-class DoctorReport(BaseModel):
+class DoctorReport(Frozen):
     """All checks; `ok` is true when every check is `ok`."""
-
-    model_config = ConfigDict(extra="forbid")
 
     ok: bool
     pinned_toolchain: str

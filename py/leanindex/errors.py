@@ -2,13 +2,16 @@
 
 Every failure leanindex reports is a `LeanIndexError` with a stable machine `code`, a message
 for people and a `details` object. Adapters map codes to their own signals (HTTP status, CLI
-exit code, MCP `isError`) with the tables below; they never invent codes of their own.
+exit status, MCP `isError`) with the tables below (every exit status of every command is in
+`OUTCOME_EXIT` or `EXIT_STATUS`); they never invent codes of their own.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 from typing import Any
+
+from .base import Frozen
 
 
 class ErrorCode(StrEnum):
@@ -52,8 +55,37 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.INTERNAL_ERROR: 500,
 }
 
-#: Process exit status per code, used by the CLI (0 is success, 1 is reserved for crashes,
-#: 2 for usage errors caught by the argument parser).
+class Outcome(StrEnum):
+    """A command's result that is not an error code: success, the interpreter's crash status,
+    the argument parser's usage error, and answers that scripts branch on (a check's verdict,
+    a comparison that found a difference, a set-up with missing pieces)."""
+
+    OK = "ok"
+    CRASH = "crash"
+    USAGE = "usage"
+    INCOMPLETE = "incomplete"
+    REJECTED = "rejected"
+    DRIFTED = "drifted"
+    NOT_READY = "not_ready"
+
+
+#: Process exit status per outcome, used by the CLI. `CRASH` is what Python exits with on an
+#: uncaught exception and `USAGE` what click exits with on bad arguments; they are listed so
+#: that no other outcome takes them. `INCOMPLETE`/`REJECTED`: `leanindex check` verdicts;
+#: `DRIFTED`: `catalog diff` and `api export --check` found a difference; `NOT_READY`: `doctor`
+#: found a missing piece.
+OUTCOME_EXIT: dict[Outcome, int] = {
+    Outcome.OK: 0,
+    Outcome.CRASH: 1,
+    Outcome.USAGE: 2,
+    Outcome.INCOMPLETE: 12,
+    Outcome.REJECTED: 13,
+    Outcome.DRIFTED: 14,
+    Outcome.NOT_READY: 15,
+}
+
+#: Process exit status per code, used by the CLI; several refusals of a request share 3. None
+#: of them is an `OUTCOME_EXIT` status (a test checks it).
 EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.INVALID_REQUEST: 3,
     ErrorCode.UNKNOWN_ENVIRONMENT: 4,
@@ -68,10 +100,24 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 9,
     ErrorCode.BUSY: 10,
     ErrorCode.BACKEND_ERROR: 11,
-    ErrorCode.STORAGE_FULL: 14,
-    ErrorCode.IO_ERROR: 15,
-    ErrorCode.INTERNAL_ERROR: 1,
+    ErrorCode.STORAGE_FULL: 16,
+    ErrorCode.IO_ERROR: 17,
+    ErrorCode.INTERNAL_ERROR: 18,
 }
+
+
+class ErrorBody(Frozen):
+    """The shared error object: a stable `code`, a `message` for people, `details`."""
+
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class ErrorResponse(Frozen):
+    """`{"error": {...}}`, the shape of every error on every surface."""
+
+    error: ErrorBody
 
 
 class LeanIndexError(Exception):
@@ -87,9 +133,13 @@ class LeanIndexError(Exception):
         self.message = message
         self.details = details or {}
 
+    def body(self) -> ErrorBody:
+        """The shared error object's body."""
+        return ErrorBody(code=self.code.value, message=self.message, details=self.details)
+
     def to_dict(self) -> dict[str, Any]:
         """The shared error object: `{"error": {"code", "message", "details"}}`."""
-        return {"error": {"code": self.code.value, "message": self.message, "details": self.details}}
+        return ErrorResponse(error=self.body()).model_dump()
 
     def __repr__(self) -> str:
         return f"LeanIndexError({self.code.value!r}, {self.message!r})"

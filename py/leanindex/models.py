@@ -7,16 +7,26 @@ with them and serialise them unchanged. `api/` holds their JSON Schemas (see
 
 from __future__ import annotations
 
+import re
+from copy import copy
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, create_model, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
-from .records import Kind, SourceRange
+from .base import Frozen
+from .errors import ErrorBody, ErrorCode, ErrorResponse, LeanIndexError  # noqa: F401  (ErrorResponse: one of the public models, defined beside the errors)
+from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange
+
+PROFILE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+"""A profile id: 1-64 ASCII letters, digits, `_` and `-`, starting with a letter or digit;
+case-insensitive (stored lower case, shown upper case)."""
 
 ProfileId = Annotated[
     str,
-    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"),
+    StringConstraints(pattern=PROFILE_ID_PATTERN),
     Field(description="Profile id such as CORE or MATHLIB; case-insensitive."),
 ]
 #: What `names.parse_name` reads (the engine refuses any other name with `invalid_request`), as
@@ -41,8 +51,24 @@ ModuleName = Annotated[
 ]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def normalize_profile(profile: str) -> str:
+    """The canonical (lower-case) profile id used for file names; ids are case-insensitive.
+
+    Raises `LeanIndexError(invalid_request)` for an id that does not match
+    `PROFILE_ID_PATTERN`.
+    """
+    if not profile.isascii() or not re.fullmatch(PROFILE_ID_PATTERN, profile):
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"invalid profile id {profile!r}: use letters, digits, '_' and '-' (at most 64)",
+            {"profile": profile},
+        )
+    return profile.lower()
+
+
+def display_profile(profile: str) -> str:
+    """A profile id as answers and messages show it: upper case (`core` -> `CORE`)."""
+    return profile.upper()
 
 
 class StopReason(StrEnum):
@@ -65,7 +91,7 @@ class Assurance(StrEnum):
     COMPUTED = "COMPUTED"
 
 
-class EnvironmentIdentity(_Model):
+class EnvironmentIdentity(Frozen):
     """Which environment answered: profile id, manifest digest, Lean and Mathlib revisions, and
     where the catalog's records come from, with the record fields that source only
     approximates (from the manifest's `source`; e.g. doc-gen4 data lists no instance arguments
@@ -79,15 +105,21 @@ class EnvironmentIdentity(_Model):
     source: str | None = Field(default=None, description="`lean` (the extractor), `doc-gen4` or `stream`.")
     approximate_fields: list[str] = Field(default_factory=list, description="Record fields this source only approximates.")
 
+    @classmethod
+    def unpinned(cls, profile: str, digest: str) -> EnvironmentIdentity:
+        """The identity of `profile` when no verified manifest pins it: the id and `digest`,
+        every revision null (`catalog.manifest.environment_identity` builds the pinned one)."""
+        return cls(environment=display_profile(profile), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None)
 
-class TypePattern(_Model):
+
+class TypePattern(Frozen):
     """Constants that must all occur in a declaration's elaborated type (exact names, no
     unification and no notation matching)."""
 
     constants: Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
 
 
-class SearchRequest(_Model):
+class SearchRequest(Frozen):
     """A bounded search (`lean.declaration.search`, `POST /v1/declarations/search`).
 
     At least one of `name_contains` and `type_pattern` is required (stated in the JSON Schema
@@ -131,14 +163,14 @@ class SearchRequest(_Model):
         return v
 
 
-class MatchReason(_Model):
+class MatchReason(Frozen):
     """Which filter matched what: `filter` is the request field, `value` the matched value."""
 
     filter: Literal["name_contains", "type_constant", "namespace_prefix", "kind", "module_prefix"]
     value: str
 
 
-class SearchResult(_Model):
+class SearchResult(Frozen):
     """One visible declaration that matched every filter."""
 
     name: str
@@ -150,7 +182,7 @@ class SearchResult(_Model):
     match_reasons: list[MatchReason]
 
 
-class UnknownConstant(_Model):
+class UnknownConstant(Frozen):
     """A type-pattern constant that no declaration type mentions, with close known names."""
 
     name: str
@@ -231,55 +263,63 @@ def _flat_result(r: SearchResult) -> dict[str, Any]:
     }
 
 
-class InspectRequest(_Model):
+class InspectRequest(Frozen):
     """An exact look-up (`lean.declaration.inspect`, `GET /v1/declarations/{name}`)."""
 
     environment: ProfileId
     declaration_name: DeclarationName
 
 
-class DeclarationFlags(_Model):
-    """The record's flags (see `leanindex.records.DeclarationRecord`)."""
-
-    is_private: bool
-    is_internal: bool
-    is_instance: bool
-    is_class: bool
-    is_structure: bool
-    is_unsafe: bool
-    is_deprecated: bool
-    type_fallback: bool
+def _record_field(name: str) -> tuple[Any, FieldInfo]:
+    """A record field as a response field: same type, and always present in an answer."""
+    field = copy(DeclarationRecord.model_fields[name])
+    field.default = PydanticUndefined
+    return field.annotation, field
 
 
-class InspectResponse(EnvironmentIdentity):
-    """Everything the catalog holds about one declaration."""
+DeclarationFlags = create_model(
+    "DeclarationFlags",
+    __base__=Frozen,
+    __module__=__name__,
+    __doc__="The record's flags (see `leanindex.records.DeclarationRecord`).",
+    **{flag: (bool, ...) for flag in FLAG_FIELDS},
+)
 
-    name: str
-    components: list[str | int]
-    kind: Kind
-    type: str
-    namespace: str | None
-    module: str | None
-    range: SourceRange | None
-    doc: str | None
-    level_params: list[str]
-    type_constants: list[str]
-    value_constants: list[str] | None
-    flags: DeclarationFlags
+#: The record fields an inspect answer carries as they are (all but the line type and the flags).
+INSPECT_RECORD_FIELDS: tuple[str, ...] = tuple(
+    name for name in DeclarationRecord.model_fields if name != "record" and name not in FLAG_FIELDS
+)
+
+_NAMESPACE = (str | None, Field(description="The name without its last component; null at the root."))
+
+# Derived from the record so that a new record field reaches inspect answers without a second
+# definition; `namespace` follows `type` and the flags come last.
+InspectResponse = create_model(
+    "InspectResponse",
+    __base__=EnvironmentIdentity,
+    __module__=__name__,
+    __doc__="Everything the catalog holds about one declaration: the record's fields, its namespace "
+    "(the name without its last component; null at the root) and its flags.",
+    **{
+        field: spec
+        for name in INSPECT_RECORD_FIELDS
+        for field, spec in (
+            [(name, _record_field(name)), ("namespace", _NAMESPACE)] if name == "type" else [(name, _record_field(name))]
+        )
+    },
+    flags=(DeclarationFlags, ...),
+)
 
 
-class ErrorBody(_Model):
-    """The shared error object (see `leanindex.errors`)."""
-
-    code: str
-    message: str
-    details: dict[str, Any]
-
-
-class ErrorResponse(_Model):
-    """`{"error": {...}}`, the shape of every error on every surface."""
-
-    error: ErrorBody
+def inspect_details(response: Any) -> list[str]:
+    """The optional parts of an `InspectResponse` worth showing people, one line each: the flags
+    that are set, the universe parameters, the type constants (empty ones left out)."""
+    flags = [name for name, value in response.flags.model_dump().items() if value]
+    return [
+        f"{label} {', '.join(values)}"
+        for label, values in (("flags", flags), ("universes", response.level_params), ("type constants", response.type_constants))
+        if values
+    ]
 
 
 class EnvironmentSummary(EnvironmentIdentity):
@@ -296,7 +336,7 @@ class EnvironmentSummary(EnvironmentIdentity):
     problem: ErrorBody | None = None
 
 
-class EnvironmentsResponse(_Model):
+class EnvironmentsResponse(Frozen):
     """Every profile found under the served root."""
 
     environments: list[EnvironmentSummary]

@@ -191,13 +191,20 @@ def printed_namespace(name: str, components: Sequence[Component]) -> str | None:
     """The namespace part of a printed name (everything before its last component), taken
     from Lean's own printing rather than re-printed; None for a one-component name.
 
-    `name` must read back to `components` (the stream validator checks this).
+    `name` is Lean's printing of `components` (the stream validator checks it), where the last
+    component appears as its digits, as it is, or escaped as `«last»`; the printing of the rest
+    may not read back (escaping is off for a whole name with macro scopes or `✝`).
     """
     if len(components) < 2:
         return None
     last = components[-1]
-    printed_last = len(str(last)) if isinstance(last, int) else len(last) + (2 if name.endswith(ESCAPE_CLOSE) else 0)
-    return name[: len(name) - printed_last - 1]
+    if isinstance(last, int):
+        printed_last = str(last)
+    elif name.endswith("." + ESCAPE_OPEN + last + ESCAPE_CLOSE):
+        printed_last = ESCAPE_OPEN + last + ESCAPE_CLOSE
+    else:
+        printed_last = last
+    return name[: len(name) - len(printed_last) - 1]
 
 
 def _segment(segment: str, text: str) -> Component:

@@ -3,7 +3,8 @@
 Line 1 is a `HeaderRecord`, then one `DeclarationRecord` per constant in Lean's `Name.lt`
 order, then a `FooterRecord` with the count. The Lean extractor (`LeanIndex/`) writes exactly
 this; the doc-gen4 importer produces the same records. `api/declarations.schema.json` is
-generated from these models.
+generated from these models, and a declaration's fields are defined here once: the catalog's
+columns (`catalog/columns.py`), the inspect answer and its flags (`models.py`) derive from them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
+
+from .base import Frozen
 
 STREAM_FORMAT = "leanindex.declarations/v1"
 
@@ -32,19 +35,16 @@ class Kind(StrEnum):
 KIND_ORDER: tuple[Kind, ...] = tuple(Kind)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Position(_Strict):
+class Position(Frozen):
     """A source position as Lean's `Position`: 1-based `line`, 0-based `column` in code points
-    (null when the source gives only lines, as doc-gen4 does)."""
+    (null when the source gives only lines, as doc-gen4 does). The one position model: stream
+    ranges, inspect answers and the checker's diagnostics all use it."""
 
     line: Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
     column: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None
 
 
-class SourceRange(_Strict):
+class SourceRange(Frozen):
     """A declaration range in its module's source (`Lean.DeclarationRange`)."""
 
     start: Position
@@ -57,22 +57,24 @@ class SourceRange(_Strict):
         return self
 
 
-class ExtractorInfo(BaseModel):
-    """Who wrote the stream: `name`, `version`, and optionally a digest of its sources."""
+class ExtractorInfo(Frozen):
+    """Who wrote the stream: `name` and `version`. Any other field is refused: the manifest
+    records only these (and the digest of the extractor's sources, which the build computes),
+    so a further field would be dropped unseen."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
     name: StrictStr
     version: StrictStr
 
 
-class LeanInfo(_Strict):
-    """`Lean.versionString` and `Lean.githash` of the Lean that produced the environment."""
+class LeanInfo(Frozen):
+    """`Lean.versionString` and `Lean.githash` of the Lean that produced the environment (in a
+    stream header and in a manifest)."""
 
     version: StrictStr
     githash: StrictStr | None
 
 
-class HeaderRecord(_Strict):
+class HeaderRecord(Frozen):
     """First line of a stream: format id, producer, Lean version, imports and module list.
 
     `approximate_fields` names record fields that the producer can only approximate (the
@@ -90,11 +92,13 @@ class HeaderRecord(_Strict):
     source_commits: dict[StrictStr, StrictStr] = Field(default_factory=dict)
 
 
-class DeclarationRecord(_Strict):
+class DeclarationRecord(Frozen):
     """One constant of the environment (DESIGN.md record table).
 
     `components` are the name's components from the root (strings, integers for numeric
-    components); `name` must read back to exactly those components. `type_constants` are the
+    components); `name` must read back to exactly those components, or, where Lean's printing
+    cannot be read back (a component holding `»`; escaping off for names with macro scopes or
+    `✝`), be exactly Lean's `Name.toString` of them: the components are the identity. `type_constants` are the
     constants occurring in the elaborated type, sorted by code point, without duplicates.
     `type_fallback` is set when Lean's pretty printer failed and `type` is a fallback rendering.
     """
@@ -120,20 +124,23 @@ class DeclarationRecord(_Strict):
     value_constants: list[StrictStr] | None = None
 
 
-class FooterRecord(_Strict):
+class FooterRecord(Frozen):
     """Last line of a stream: the number of declaration records before it."""
 
     record: Literal["footer"]
     count: Annotated[StrictInt, Field(ge=0)]
 
 
-FLAG_FIELDS: tuple[str, ...] = (
-    "is_private",
-    "is_internal",
-    "is_instance",
-    "is_class",
-    "is_structure",
-    "is_unsafe",
-    "is_deprecated",
-    "type_fallback",
+FLAG_FIELDS: tuple[str, ...] = tuple(
+    name for name, field in DeclarationRecord.model_fields.items() if field.annotation is bool
 )
+"""The record's boolean fields, in record order (the flags of an inspect answer)."""
+
+
+def record_fields(*names: str) -> tuple[str, ...]:
+    """`names`, each checked to be a field of `DeclarationRecord`; raises `ValueError` naming
+    one that is not (so a list of record fields kept elsewhere cannot name a field that went)."""
+    unknown = [name for name in names if name not in DeclarationRecord.model_fields]
+    if unknown:
+        raise ValueError(f"not fields of a declaration record: {', '.join(unknown)}")
+    return names

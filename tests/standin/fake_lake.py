@@ -5,9 +5,11 @@ with LEAN_PATH and LEAN_SYSROOT taken from FAKE_LAKE_LEAN_PATH and FAKE_LAKE_SYS
 `lake build leanindex-extract` (writes `.lake/build/bin/leanindex-extract`, a launcher of
 standin_extractor.py), `lake --version`, `lake update` (copies FAKE_LAKE_MANIFEST to
 lake-manifest.json and writes FAKE_LAKE_UPDATE_TOOLCHAIN to lean-toolchain when set) and
-`lake exe cache get`. Every call is
-appended to FAKE_LAKE_LOG as one JSON line {"cwd", "args"}. FAKE_LAKE_FAIL=<subcommand> makes
-that subcommand fail with a message on stderr.
+`lake exe cache get`; a leading `-d DIR` (Lake's `--dir`) is accepted before any of them. Every
+call is appended to FAKE_LAKE_LOG as one JSON line {"cwd", "args", "toolchain", "env"}: its
+working directory, arguments, the toolchain elan's proxy would have chosen for it (see
+`elan_toolchain`) and its whole environment. FAKE_LAKE_FAIL=<subcommand> makes that subcommand
+fail with a message on stderr.
 """
 
 import json
@@ -20,11 +22,29 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
+def elan_toolchain() -> str:
+    """The toolchain elan's `lake` proxy would run for this process: `ELAN_TOOLCHAIN` when set
+    and not empty, else the first line of the first `lean-toolchain` found walking up from the
+    working directory, else elan's default (elan `Cfg::find_override`, src/elan/config.rs;
+    `elan override` entries, which this stand-in has none of, would come before the file)."""
+    pinned = os.environ.get("ELAN_TOOLCHAIN", "").strip()
+    if pinned:
+        return pinned
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        candidate = folder / "lean-toolchain"
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8").splitlines()[0].strip()
+    return "(elan default)"
+
+
 def main(args: list[str]) -> int:
     log = os.environ.get("FAKE_LAKE_LOG")
     if log:
+        entry = {"cwd": os.getcwd(), "args": args, "toolchain": elan_toolchain(), "env": dict(os.environ)}
         with open(log, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"cwd": os.getcwd(), "args": args}) + "\n")
+            handle.write(json.dumps(entry) + "\n")
+    if args[:1] == ["-d"]:
+        args = args[2:]
     command = args[0] if args else ""
     if os.environ.get("FAKE_LAKE_FAIL") == command:
         print(f"error: fake lake was told to fail `{command}`", file=sys.stderr)

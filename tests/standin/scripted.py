@@ -166,6 +166,28 @@ _script(
     [declaration("example : 2 + 2 = 4 := rfl", "example", None, (1, 0), (1, 26))],
 )
 
+
+def other_info(kind: str, children: list[dict] | None = None) -> dict:
+    """A node of a kind the REPL writes without a `node` (REPL `InfoTree.toJson` fills `node`
+    only for term, command and tactic infos), e.g. Lean 4.35's `DocInfo`."""
+    return {"kind": kind, "node": None, "children": children or []}
+
+
+_DOCUMENTED = "/-- A documented theorem. -/\ntheorem documented : True := trivial"
+_documented = declaration(_DOCUMENTED, "theorem", "documented", (1, 0), (2, 36))
+_documented["children"] += [other_info("DocElabInfo"), other_info("DocInfo", [other_info("ErrorNameInfo")])]
+_script(_DOCUMENTED, [_documented])
+
+# An anonymous instance: Lean generates its name (`mkInstanceName`); no `declId` binder names it.
+_ANONYMOUS = "instance : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
+_script(_ANONYMOUS, [declaration(_ANONYMOUS, "instance", None, (1, 0), (1, len(_ANONYMOUS)))])
+_NAMED = "instance instBig : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)"
+_script(_NAMED, [declaration(_NAMED, "instance", "instBig", (1, 0), (1, len(_NAMED)))])
+
+# `import Lean.Elab` then the recorded `show_p` theorem, as the checker sends it: header blanked.
+_SHOW_P = "theorem show_p (p: Prop) (h : p) : p := by exact h"
+_script(" " * len("import Lean.Elab") + "\n" + _SHOW_P, [declaration(_SHOW_P, "theorem", "show_p", (2, 0), (2, len(_SHOW_P)))])
+
 #: `#print axioms` answers: name at the declaration site -> (full name, axioms).
 AXIOMS: dict[str, tuple[str, list[str]]] = {
     "show_p": ("show_p", []),
@@ -177,6 +199,8 @@ AXIOMS: dict[str, tuple[str, list[str]]] = {
     "big": ("big", ["big._native.native_decide.ax_1_1"]),
     "em'": ("em'", ["propext", "Classical.choice", "Quot.sound"]),
     "bar": ("Foo.bar", []),
+    "documented": ("documented", []),
+    "instBig": ("instBig", ["instBig._native.native_decide.ax_1_1"]),
 }
 
 

@@ -28,11 +28,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import __version__
 from ..errors import ErrorCode, LeanIndexError
 from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord
 from ..storage import free_bytes, storage_failure, tree_bytes
+from ..version import __version__
 from . import columns
 from .cleanup import builds_lock, remove_stale_builds
 from .index import write_index
@@ -40,7 +40,6 @@ from .layout import DATABASE_FILE, DECLARATIONS_FILE, MANIFEST_FILE, CatalogPath
 from .manifest import (
     CatalogDigests,
     ExtractorIdentity,
-    LeanIdentity,
     Manifest,
     PackageRevision,
     SourceInfo,
@@ -313,7 +312,7 @@ def _manifest(
         "profile": profile,
         "imports": facts.imports if facts.imports is not None else list(header.imports),
         "platform": facts.platform,
-        "lean": LeanIdentity(version=header.lean.version, githash=header.lean.githash),
+        "lean": header.lean,
         "toolchain": facts.toolchain,
         "packages": facts.packages,
         "mathlib_commit": facts.mathlib_commit or mathlib_commit_of(facts.packages),

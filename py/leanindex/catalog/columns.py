@@ -14,37 +14,83 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
+from pydantic import BaseModel
 
-from ..records import FLAG_FIELDS
+from ..records import DeclarationRecord
 
 ROW_GROUP_ROWS = 65_536
 
 _STRINGS = pa.list_(pa.string())
+_POSITION = pa.struct([("line", pa.int32()), ("column", pa.int32())])
+_RANGE = pa.struct([("start", _POSITION), ("end", _POSITION)])
 
-# The record fields stored as they come, in both the Parquet file and the JSON reading.
-_RECORD_FIELDS = [
-    ("name", pa.string()),
-    ("kind", pa.string()),
-    ("module", pa.string()),
-    ("type", pa.string()),
-    ("type_constants", _STRINGS),
-    ("level_params", _STRINGS),
-    ("doc", pa.string()),
-]
-_FLAG_FIELDS = [(flag, pa.bool_()) for flag in FLAG_FIELDS]
+#: Record fields that are read but not stored as columns, and why.
+NOT_STORED: dict[str, str] = {
+    "record": "the line's record type, `declaration` on every row",
+    # Some names Lean prints do not read back to their components, so the stored record line
+    # keeps them, and the serving tables hold their namespace key.
+    "components": "kept in the stored record line; the serving tables hold the namespace key",
+}
 
+
+def _arrow_type(name: str, schema: dict[str, Any], definitions: dict[str, Any]) -> pa.DataType:
+    """The column type of one record field, from the field's JSON Schema. Raises `TypeError`
+    for a type with no column type, so a new record field cannot silently miss the catalog."""
+    options = [o for o in schema.get("anyOf", [schema]) if o.get("type") != "null"]
+    if len(options) == 1:
+        option = options[0]
+        if "$ref" in option:
+            referenced = option["$ref"].rsplit("/", 1)[1]
+            if referenced == "SourceRange":
+                return _RANGE
+            option = definitions[referenced]
+        kind = option.get("type")
+        if kind == "string":
+            return pa.string()
+        if kind == "boolean":
+            return pa.bool_()
+        if kind == "integer":
+            return pa.int64()
+        if kind == "array" and option.get("items", {}).get("type") == "string":
+            return _STRINGS
+    raise TypeError(f"record field {name!r} has no column type; say how to store it in leanindex/catalog/columns.py")
+
+
+def read_fields(model: type[BaseModel] = DeclarationRecord) -> list[tuple[str, pa.DataType]]:
+    """How pyarrow reads each field of a validated declaration line (`model`'s fields in order,
+    but `NOT_STORED`). Raises `TypeError` for a field with no column type."""
+    schema = model.model_json_schema()
+    definitions = schema.get("$defs", {})
+    return [
+        (name, _arrow_type(name, field, definitions))
+        for name, field in schema["properties"].items()
+        if name not in NOT_STORED
+    ]
+
+
+def _range_columns(name: str) -> list[str]:
+    return [f"{name}_{end}_{part}" for end in ("start", "end") for part in ("line", "column")]
+
+
+_READ_FIELDS = read_fields()
+# A range is stored flat (four int32 columns) so that Parquet statistics apply to lines.
 SCHEMA = pa.schema(
     [
         ("pos", pa.int64()),
-        *_RECORD_FIELDS,
-        ("range_start_line", pa.int32()),
-        ("range_start_column", pa.int32()),
-        ("range_end_line", pa.int32()),
-        ("range_end_column", pa.int32()),
-        *_FLAG_FIELDS,
-        ("value_constants", _STRINGS),
+        *[
+            column
+            for name, arrow_type in _READ_FIELDS
+            for column in ([(c, pa.int32()) for c in _range_columns(name)] if arrow_type == _RANGE else [(name, arrow_type)])
+        ],
     ]
 )
+_JSON_SCHEMA = pa.schema(_READ_FIELDS)
+# An absent optional field (`type_fallback`) reads as the record model's default.
+_DEFAULTS = {
+    name: field.default
+    for name, field in DeclarationRecord.model_fields.items()
+    if not field.is_required() and field.default is not None
+}
 
 PARQUET_OPTIONS: dict[str, Any] = {
     "version": "2.6",
@@ -59,27 +105,13 @@ PARQUET_OPTIONS: dict[str, Any] = {
 }
 
 
-_POSITION = pa.struct([("line", pa.int32()), ("column", pa.int32())])
-
-# How pyarrow reads a validated declaration line. `components` is left out: the validator has
-# checked that `parse_name(name)` gives exactly the components, so they are read back from the
-# name instead of being stored twice.
-_JSON_SCHEMA = pa.schema(
-    [
-        *_RECORD_FIELDS,
-        ("range", pa.struct([("start", _POSITION), ("end", _POSITION)])),
-        *_FLAG_FIELDS,
-        ("value_constants", _STRINGS),
-    ]
-)
-
-
 def table_from_lines(lines: list[bytes], start_pos: int) -> pa.Table:
     """The canonical rows of already validated declaration lines, positions from `start_pos`.
 
     Parsing is pyarrow's JSON reader (C++), which is what keeps the builder fast; it only ever
-    sees lines that `DeclarationRecord` accepted, so types cannot disagree. An absent optional
-    flag (`type_fallback`) is false, as in the record model.
+    sees lines that `DeclarationRecord` accepted, so types cannot disagree, and it reads every
+    field the model has (`read_fields`), so none is dropped. An absent optional field reads as
+    the model's default.
     """
     data = b"\n".join(lines)
     parsed = pajson.read_json(
@@ -87,15 +119,12 @@ def table_from_lines(lines: list[bytes], start_pos: int) -> pa.Table:
         read_options=pajson.ReadOptions(use_threads=True, block_size=max(len(data) + 1, 1 << 20)),
         parse_options=pajson.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore"),
     ).combine_chunks()
-    ranges = parsed.column("range")
-    columns = {
-        "pos": pa.array(np.arange(start_pos, start_pos + parsed.num_rows, dtype=np.int64)),
-        **{name: parsed.column(name) for name in ("name", "kind", "module", "type", "type_constants", "level_params", "doc")},
-        "range_start_line": pc.struct_field(ranges, ["start", "line"]),
-        "range_start_column": pc.struct_field(ranges, ["start", "column"]),
-        "range_end_line": pc.struct_field(ranges, ["end", "line"]),
-        "range_end_column": pc.struct_field(ranges, ["end", "column"]),
-        **{flag: pc.fill_null(parsed.column(flag), False) for flag in FLAG_FIELDS},
-        "value_constants": parsed.column("value_constants"),
-    }
+    columns = {"pos": pa.array(np.arange(start_pos, start_pos + parsed.num_rows, dtype=np.int64))}
+    for name, arrow_type in _READ_FIELDS:
+        values = parsed.column(name)
+        if arrow_type == _RANGE:
+            paths = [["start", "line"], ["start", "column"], ["end", "line"], ["end", "column"]]
+            columns.update(zip(_range_columns(name), (pc.struct_field(values, path) for path in paths)))
+        else:
+            columns[name] = pc.fill_null(values, _DEFAULTS[name]) if name in _DEFAULTS else values
     return pa.Table.from_pydict(columns, schema=SCHEMA).combine_chunks()

@@ -18,19 +18,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
 from .layout import DECLARATIONS_FILE, CatalogPaths, connect_duckdb
 from .manifest import Manifest, read_manifest
 from .verify import verify_catalog
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class FieldChange(_Model):
+class FieldChange(Frozen):
     """One identity field that differs (`field` is a dotted path, e.g. `lean.githash` or
     `packages.mathlib`; a package absent on one side is null there)."""
 
@@ -39,14 +36,14 @@ class FieldChange(_Model):
     after: Any
 
 
-class CountChange(_Model):
+class CountChange(Frozen):
     """A count before (committed; null when there is no committed manifest) and after (fresh)."""
 
     before: int | None
     after: int
 
 
-class NamesDiff(_Model):
+class NamesDiff(Frozen):
     """Declarations present on one side only, in `Name.lt` order, the first `limit` of each."""
 
     against_catalog: str
@@ -57,7 +54,7 @@ class NamesDiff(_Model):
     limit: int
 
 
-class CatalogDiff(_Model):
+class CatalogDiff(Frozen):
     """The result of `leanindex catalog diff`: `identical` is false on any drift (see the
     module docstring); `committed` describes where the committed manifest came from and
     `committed_found` whether it existed there."""

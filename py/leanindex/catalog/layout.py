@@ -17,9 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import ErrorCode, LeanIndexError
-
-PROFILE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+from ..models import PROFILE_ID_PATTERN, normalize_profile
 
 DECLARATIONS_FILE = "declarations.parquet"
 DATABASE_FILE = "catalog.duckdb"
@@ -36,22 +34,6 @@ def connect_duckdb(path: Path | None = None, read_only: bool = False) -> duckdb.
     )
     con.execute("SET enable_progress_bar = false")
     return con
-
-
-def normalize_profile(profile: str) -> str:
-    """The canonical (lower-case) profile id used for file names; ids are case-insensitive.
-
-    Raises `LeanIndexError(invalid_request)` for an id that is not 1-64 characters of
-    letters, digits, `_` and `-` starting with a letter or digit.
-    """
-    canonical = profile.lower()
-    if not profile.isascii() or not PROFILE_PATTERN.fullmatch(canonical):
-        raise LeanIndexError(
-            ErrorCode.INVALID_REQUEST,
-            f"invalid profile id {profile!r}: use letters, digits, '_' and '-' (at most 64)",
-            {"profile": profile},
-        )
-    return canonical
 
 
 @dataclass(frozen=True)
@@ -103,4 +85,4 @@ def discover_profiles(root: str | Path) -> list[str]:
     served catalog (a `catalog/<profile>` holding a manifest)."""
     pinned = {p.stem for p in (Path(root) / "manifests").glob("*.json")}
     served = {p.parent.name for p in (Path(root) / "catalog").glob(f"*/{MANIFEST_FILE}")}
-    return sorted(p for p in pinned | served if PROFILE_PATTERN.fullmatch(p))
+    return sorted(p for p in pinned | served if re.fullmatch(PROFILE_ID_PATTERN, p) and p == p.lower())

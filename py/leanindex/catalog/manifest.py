@@ -15,28 +15,26 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
+from ..models import EnvironmentIdentity, display_profile
+from ..records import LeanInfo
 from ..storage import storage_failure
 
 MANIFEST_SCHEMA = "leanindex.environment-manifest/v1"
 SourceKind = Literal["lean", "doc-gen4", "stream"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class LeanIdentity(_Model):
-    """`Lean.versionString` and `Lean.githash`."""
-
-    version: str
-    githash: str | None
+class _Model(Frozen):
+    # `schema` is a field name pydantic reserves; it is read and written by that alias.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class PackageRevision(_Model):
@@ -83,7 +81,7 @@ class Manifest(_Model):
     profile: str
     imports: list[str]
     platform: str | None
-    lean: LeanIdentity
+    lean: LeanInfo
     toolchain: str | None
     packages: list[PackageRevision] | None
     mathlib_commit: str | None
@@ -148,12 +146,34 @@ def file_sha256(path: Path, chunk_bytes: int = 1 << 22) -> str:
     return digest.hexdigest()
 
 
+_MATHLIB_URL = re.compile(r"github\.com/leanprover-community/mathlib4?(\.git)?/?$")
+
+
 def mathlib_commit_of(packages: list[PackageRevision] | None) -> str | None:
-    """The revision of the package named `mathlib` (any case), if listed."""
+    """The commit of Mathlib among `packages` (the one rule for a manifest's `mathlib_commit`):
+    the package named `mathlib` (any case) or, failing that, the one fetched from
+    `github.com/leanprover-community/mathlib4` (a project may name the requirement differently)."""
     for package in packages or []:
         if package.name.lower() == "mathlib":
             return package.rev
+    for package in packages or []:
+        if package.url and _MATHLIB_URL.search(package.url):
+            return package.rev
     return None
+
+
+def environment_identity(profile: str, manifest: Manifest) -> EnvironmentIdentity:
+    """The environment identity every answer about `profile` carries, from its manifest (the
+    one builder of it: search, inspect, environments and check answers all use it)."""
+    return EnvironmentIdentity(
+        environment=display_profile(profile),
+        environment_digest=manifest.environment_digest,
+        lean_version=manifest.lean.version,
+        lean_commit=manifest.lean.githash,
+        mathlib_commit=manifest.mathlib_commit,
+        source=manifest.source.kind,
+        approximate_fields=manifest.source.approximate_fields,
+    )
 
 
 def read_manifest(path: Path) -> Manifest:

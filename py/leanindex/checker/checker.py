@@ -23,9 +23,10 @@ from pathlib import Path
 from lean_interact import LeanREPLConfig, LocalProject
 
 from ..errors import ErrorCode, LeanIndexError
+from ..models import display_profile
 from .cache import VerdictCache
 from .config import CheckerConfig
-from .header import parse_header, uncovered_imports
+from .header import parse_header, uncovered_imports, unknown_modules
 from .isolation import make_sandbox
 from .models import CheckRequest, CheckResponse, Isolation, Timings
 from .pool import ProfilePool
@@ -76,7 +77,7 @@ class Checker:
     `check` raises `LeanIndexError` for tool failures and refusals, never for Lean rejecting
     the code (that is a `rejected` verdict): `unknown_environment` (profile not configured),
     `payload_too_large` (code over `max_code_bytes`), `header_mismatch` (imports outside the
-    profile, or `prelude`), `invalid_request` (timeout over the cap, malformed header), `busy`
+    profile, imports of modules that do not exist, or `prelude`), `invalid_request` (timeout over the cap, malformed header), `busy`
     (queue full), `timeout` (the REPL was killed and is being replaced), `backend_error` (REPL
     crashed, answered garbage, or the profile's header does not elaborate).
     """
@@ -111,7 +112,7 @@ class Checker:
         profile = environment.lower()
         pool = self._pools.get(profile)
         if pool is None:
-            known = sorted(p.upper() for p in self.configs)
+            known = sorted(display_profile(p) for p in self.configs)
             if profile in self.configs:
                 raise LeanIndexError(ErrorCode.BACKEND_ERROR, "the checker is not started", {})
             raise LeanIndexError(
@@ -144,7 +145,7 @@ class Checker:
         if outside:
             raise LeanIndexError(
                 ErrorCode.HEADER_MISMATCH,
-                f"imports not covered by {config.profile.upper()} ({', '.join(config.imports)}): {', '.join(outside)}",
+                f"imports not covered by {display_profile(config.profile)} ({', '.join(config.imports)}): {', '.join(outside)}",
                 {"uncovered": outside, "profile_imports": config.imports},
             )
         protect = not config.allow_unsafe_commands
@@ -157,6 +158,14 @@ class Checker:
             return hit.model_copy(update={"cached": True, "timings": Timings(queue_ms=0.0, check_ms=0.0, total_ms=total)})
         timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
         worker = await pool.acquire()
+        unknown = unknown_modules(header.imports, worker.search_path)
+        if unknown:
+            pool.give_back(worker)
+            raise LeanIndexError(
+                ErrorCode.HEADER_MISMATCH,
+                f"no such module in {display_profile(config.profile)}'s environment: {', '.join(unknown)}",
+                {"unknown_modules": unknown, "profile_imports": config.imports},
+            )
         acquired = time.perf_counter()
         raw: RawCheck = await pool.run(worker, worker.check, header.body, timeout_s)
         response = self._respond(config, raw, protect, digest, queue_ms=(acquired - received) * 1000, received=received)
@@ -170,16 +179,11 @@ class Checker:
             raw.response,
             raw.forbidden,
             raw.probe.axioms,
-            raw.probe.unanswered,
+            raw.probe.unanswered + raw.found.unnamed,
             raw.found.examples,
             protect,
+            raw.has_infotree,
         )
-        if decision.verdict == "accepted" and not raw.has_infotree:
-            raise LeanIndexError(
-                ErrorCode.BACKEND_ERROR,
-                "the REPL returned no info tree, so forbidden commands could not be ruled out",
-                {"stage": "infotree"},
-            )
         response = CheckResponse(
             **config.identity.model_dump(),
             verdict=decision.verdict,
@@ -194,8 +198,8 @@ class Checker:
             lean_toolchain=self._toolchains.get(config.profile),
             code_sha256=digest,
         )
-        response.timings.total_ms = (time.perf_counter() - received) * 1000
-        return response
+        total_ms = (time.perf_counter() - received) * 1000
+        return response.model_copy(update={"timings": response.timings.model_copy(update={"total_ms": total_ms})})
 
     async def close(self) -> None:
         """Stop every pool: waiting callers get `backend_error`, every REPL process group is killed."""

@@ -13,15 +13,17 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from ..base import Frozen
 from ..catalog.layout import CatalogPaths
-from ..catalog.manifest import mathlib_commit_of, read_manifest
+from ..catalog.manifest import environment_identity, read_manifest
 from ..errors import ErrorCode, LeanIndexError
-from ..models import EnvironmentIdentity
+from ..lake.project import read_toolchain
+from ..models import EnvironmentIdentity, display_profile
 from .models import MAX_TIMEOUT_S
 
-class CheckerConfig(BaseModel):
+class CheckerConfig(Frozen):
     """Everything a checker for one profile needs.
 
     - `project_dir`: the Lake project whose `LEAN_PATH` resolves `imports` (holds `lean-toolchain`);
@@ -41,8 +43,6 @@ class CheckerConfig(BaseModel):
     - `allow_unsafe_commands`: do not refuse verdict-forging commands (responses say `protected: false`);
     - `network_isolation`: run REPLs in a new network (and PID) namespace via `unshare` when available.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     profile: str
     identity: EnvironmentIdentity
@@ -104,36 +104,27 @@ class CheckerConfig(BaseModel):
             if imports is not None and list(imports) != list(manifest.imports):
                 raise LeanIndexError(
                     ErrorCode.INVALID_REQUEST,
-                    f"imports {imports} differ from the manifest's {manifest.imports} for {profile.upper()}",
+                    f"imports {imports} differ from the manifest's {manifest.imports} for {display_profile(profile)}",
                     {"imports": imports, "manifest_imports": manifest.imports},
                 )
             if manifest.source.kind == "doc-gen4":
                 raise LeanIndexError(
                     ErrorCode.INVALID_REQUEST,
-                    f"{paths.profile.upper()}'s catalog was imported from doc-gen4 output, which pins no runnable "
+                    f"{display_profile(paths.profile)}'s catalog was imported from doc-gen4 output, which pins no runnable "
                     "environment (its imports are the documented project's); check against a profile built by the "
                     "Lean extractor (`leanindex catalog build --profile ...`)",
                     {"environment": profile, "source": "doc-gen4"},
                 )
             _same_toolchain(manifest.toolchain, Path(project_dir), profile)
-            identity = EnvironmentIdentity(
-                environment=paths.profile.upper(),
-                environment_digest=manifest.environment_digest,
-                lean_version=manifest.lean.version,
-                lean_commit=manifest.lean.githash,
-                mathlib_commit=manifest.mathlib_commit or mathlib_commit_of(manifest.packages),
-                source=manifest.source.kind,
-            )
+            identity = environment_identity(paths.profile, manifest)
             imports = list(manifest.imports)
         elif imports:
             digest = hashlib.sha256(("imports:" + "\n".join(imports)).encode()).hexdigest()
-            identity = EnvironmentIdentity(
-                environment=paths.profile.upper(), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None
-            )
+            identity = EnvironmentIdentity.unpinned(paths.profile, digest)
         else:
             raise LeanIndexError(
                 ErrorCode.UNKNOWN_ENVIRONMENT,
-                f"no manifest for {profile.upper()} under {paths.root} and no imports given",
+                f"no manifest for {display_profile(profile)} under {paths.root} and no imports given",
                 {"environment": profile, "manifest": str(paths.manifest)},
             )
         project = Path(project_dir).resolve()
@@ -168,13 +159,12 @@ def _resolve_executable(path: str | Path) -> Path:
 def _same_toolchain(pinned: str | None, project_dir: Path, profile: str) -> None:
     """Refuse a project whose `lean-toolchain` differs from the one the manifest pins: the REPL
     would answer for another Lean than the environment identity on every response claims."""
-    toolchain_file = project_dir / "lean-toolchain"
-    if pinned is None or not toolchain_file.is_file():
+    actual = read_toolchain(project_dir)
+    if pinned is None or actual is None:
         return
-    actual = toolchain_file.read_text(encoding="utf-8").strip()
     if actual != pinned.strip():
         raise LeanIndexError(
             ErrorCode.INVALID_REQUEST,
-            f"the project {project_dir} runs {actual}, but {profile.upper()}'s manifest pins {pinned}",
+            f"the project {project_dir} runs {actual}, but {display_profile(profile)}'s manifest pins {pinned}",
             {"environment": profile, "project_toolchain": actual, "manifest_toolchain": pinned},
         )

@@ -3,13 +3,22 @@ kinds, elaborators and pretty-printed forms of the nodes of the REPL's info tree
 (`"infotree": "full"`, REPL/Lean/InfoTree/ToJson.lean), never a regular expression over the
 submitted text.
 
-Refused: commands that add syntax, macros, elaborators or notation; commands that run code at
-elaboration time (`#eval`, `run_cmd`, `run_tac`, `initialize`, simprocs...); `#guard_msgs` (it
-removes messages from the log) and `#exit` (it stops elaboration); `set_option debug.*`; and
-the attributes `implemented_by`, `extern`, `csimp`, `init` and those that register parsers,
-macros or elaborators. Kind names are those of Lean's parsers (`Lean.Parser.Command.*`,
-`Lean.Parser.Tactic.*`); the pretty-printed leading keyword is checked as well, so a command
-whose kind name differs between Lean versions is still caught.
+Refused: commands that add syntax, macros, elaborators or notation; commands and terms that run
+code at elaboration time (`#eval`, `run_cmd`, `run_tac`, `by_elab`, `initialize`, `#guard`,
+simprocs and cbv simprocs, which `simp`/`cbv` then run, and the `unsafe` term, which Lean
+compiles into an auxiliary definition with `implemented_by`); `#guard_msgs` (it removes messages
+from the log) and `#exit` (it stops elaboration); `set_option debug.*`; and attributes that swap
+compiled code for a definition, run code at load time, or register parsers, macros, elaborators,
+simprocs or code actions. Code run inside the REPL shares its JSON channel and could forge a
+response, so none may run.
+
+Each command is caught three ways, so a change of one spelling between Lean versions does not
+let it through: by its leading keyword (after doc comment, attributes and modifiers), by its
+syntax kind, and, for macros, by the kinds and attributes of what it expands to (the REPL's info
+tree keeps the original command's node and its expansion's nodes). Every kind listed was checked
+against the newest stored Lean 4 sources and against the symbols the compiled Lean 4.35.0
+library exports (a declaration `A.B` compiles to the symbol `l_A_B`); docs/checker.md has the
+table with the source of each.
 """
 
 from __future__ import annotations
@@ -21,40 +30,53 @@ from lean_interact.interface import InfoTree
 #: Leading keywords (after doc comment, attributes and `local`/`scoped`) of refused commands.
 FORBIDDEN_KEYWORDS = frozenset(
     {
-        "#eval", "#eval!", "#exec", "run_cmd", "run_elab", "run_meta", "run_tac", "by_elab",
-        "initialize", "builtin_initialize", "syntax", "macro", "macro_rules", "elab", "elab_rules",
-        "notation", "notation3", "infix", "infixl", "infixr", "prefix", "postfix",
-        "declare_syntax_cat", "syntax_cat", "binder_predicate", "simproc", "dsimproc",
-        "builtin_simproc", "builtin_dsimproc", "#guard_msgs", "#exit", "declare_simp_like_tactic",
-        "add_decl_doc", "register_option", "register_simp_attr", "register_label_attr",
+        "#eval", "#eval!", "run_cmd", "run_elab", "run_meta", "initialize", "builtin_initialize",
+        "syntax", "macro", "macro_rules", "elab", "elab_rules", "notation", "notation3", "infix",
+        "infixl", "infixr", "prefix", "postfix", "declare_syntax_cat", "binder_predicate",
+        "simproc", "dsimproc", "builtin_simproc", "builtin_dsimproc", "simproc_decl", "dsimproc_decl",
+        "builtin_simproc_decl", "builtin_dsimproc_decl", "simproc_pattern%", "builtin_simproc_pattern%",
+        "cbv_simproc", "cbv_simproc_decl", "builtin_cbv_simproc", "builtin_cbv_simproc_decl",
+        "cbv_simproc_pattern%", "builtin_cbv_simproc_pattern%", "#guard", "#guard_msgs", "#exit",
+        "declare_simp_like_tactic", "add_decl_doc", "register_option", "register_builtin_option",
+        "register_simp_attr", "register_label_attr",
     }
 )
 
-#: Parser kinds of the same commands, tactics and terms (Lean's `Lean.Parser.*` names).
+#: Leading keywords of refused terms and tactics (on any info-tree node).
+FORBIDDEN_TERM_KEYWORDS = frozenset({"run_tac", "by_elab", "unsafe"})
+
+#: Syntax kinds of refused commands, terms and tactics, and of what refused macros expand to.
 FORBIDDEN_KINDS = frozenset(
     {
         "Lean.Parser.Command.eval", "Lean.Parser.Command.evalBang", "Lean.Parser.Command.exit",
-        "Lean.runCmd", "Lean.runElab", "Lean.runMeta", "Lean.Parser.Tactic.runTac", "Lean.Parser.Term.byElab",
-        "Lean.Parser.Command.initialize", "Lean.Parser.Command.syntax", "Lean.Parser.Command.syntaxAbbrev",
-        "Lean.Parser.Command.syntaxCat", "Lean.Parser.Command.macro", "Lean.Parser.Command.macro_rules",
-        "Lean.Parser.Command.elab", "Lean.Parser.Command.elab_rules", "Lean.Parser.Command.notation",
-        "Lean.Parser.Command.mixfix", "Lean.Parser.Command.binderPredicate", "Lean.guardMsgsCmd",
-        "Lean.Parser.simproc", "Lean.Parser.dsimproc",
+        "Lean.runCmd", "Lean.runElab", "Lean.runMeta", "Lean.Parser.Tactic.runTac", "Lean.byElab",
+        "Lean.Parser.Term.unsafe", "Lean.Parser.Command.initialize", "Lean.Parser.Command.syntax",
+        "Lean.Parser.Command.syntaxAbbrev", "Lean.Parser.Command.syntaxCat", "Lean.Parser.Command.macro",
+        "Lean.Parser.Command.macro_rules", "Lean.Parser.Command.elab", "Lean.Parser.Command.elab_rules",
+        "Lean.Parser.Command.notation", "Lean.Parser.Command.mixfix", "Lean.Parser.Command.binderPredicate",
+        "Lean.guardMsgsCmd", "Lean.Parser.Command.guardCmd", "Lean.Parser.simprocPattern",
+        "Lean.Parser.simprocPatternBuiltin", "Lean.Parser.cbvSimprocPattern", "Lean.Parser.cbvSimprocPatternBuiltin",
+        "Lean.Parser.Tactic.declareSimpLikeTactic", "Lean.Parser.Command.addDocString", "Lean.Option.registerOption",
+        "Lean.Option.registerBuiltinOption", "Lean.Parser.Command.registerSimpAttr", "Lean.Parser.Command.registerLabelAttr",
     }
 )
 
 #: Attributes that swap compiled code for a definition, run code at load time, or register
-#: syntax, macros or elaborators.
+#: syntax, macros, elaborators, delaborators or simprocs.
 FORBIDDEN_ATTRIBUTES = frozenset(
     {
-        "implemented_by", "extern", "csimp", "init", "builtin_init", "export",
-        "macro", "builtin_macro", "command_elab", "builtin_command_elab", "term_elab",
-        "builtin_term_elab", "tactic", "builtin_tactic", "command_parser", "builtin_command_parser",
-        "term_parser", "builtin_term_parser", "tactic_parser", "builtin_tactic_parser",
-        "simproc", "dsimproc", "builtin_simproc", "delab", "builtin_delab", "app_unexpander",
-        "incremental", "builtin_incremental", "env_linter", "code_action", "hole_code_action",
+        "implemented_by", "extern", "csimp", "init", "builtin_init", "export", "macro", "builtin_macro",
+        "tactic", "builtin_tactic", "simproc", "builtin_simproc", "sevalproc", "builtin_sevalproc",
+        "cbv_simproc", "builtin_cbv_simproc", "delab", "builtin_delab", "app_unexpander", "incremental",
+        "builtin_incremental", "env_linter",
     }
 )
+
+#: Attribute name endings of the same families: `<category>_parser` (and `builtin_...`),
+#: `command_elab`/`term_elab`/..., `<simp set>_proc` (the simproc attribute of a simp set made by
+#: `register_simp_attr`), `hole_code_action`/`command_code_action`/..., and the pretty-printer
+#: hooks `formatter`/`parenthesizer` in their `combinator_`/`builtin_` forms.
+FORBIDDEN_ATTRIBUTE_SUFFIXES = ("_parser", "_elab", "_proc", "_code_action", "formatter", "parenthesizer")
 
 #: Option prefixes a submission may not set (kernel checking and other debug switches).
 FORBIDDEN_OPTION_PREFIXES = ("debug.",)
@@ -137,6 +159,11 @@ def attribute_names(pp: str) -> list[str]:
     return result
 
 
+def is_forbidden_attribute(name: str) -> bool:
+    """Whether attribute `name` (as `attribute_names` gives it) is refused."""
+    return name in FORBIDDEN_ATTRIBUTES or name.endswith(FORBIDDEN_ATTRIBUTE_SUFFIXES)
+
+
 def find_forbidden(trees: list[InfoTree]) -> list[ForbiddenUse]:
     """Every refused construct in the info trees, in document order, without duplicates."""
     found: dict[tuple[str, int, int], ForbiddenUse] = {}
@@ -151,8 +178,8 @@ def find_forbidden(trees: list[InfoTree]) -> list[ForbiddenUse]:
             keyword = _strip_modifiers(pp).split(None, 1)[0] if _strip_modifiers(pp).split() else ""
             label: str | None = None
             if stx.kind in FORBIDDEN_KINDS or (sub.kind == "CommandInfo" and keyword in FORBIDDEN_KEYWORDS):
-                label = keyword if keyword in FORBIDDEN_KEYWORDS else stx.kind
-            elif sub.kind in ("TacticInfo", "TermInfo") and keyword in ("run_tac", "by_elab"):
+                label = keyword if keyword in FORBIDDEN_KEYWORDS | FORBIDDEN_TERM_KEYWORDS else stx.kind
+            elif sub.kind in ("TacticInfo", "TermInfo") and keyword in FORBIDDEN_TERM_KEYWORDS:
                 label = keyword
             elif stx.kind.endswith(".set_option") or keyword == "set_option":
                 option = _option_name(pp)
@@ -160,7 +187,7 @@ def find_forbidden(trees: list[InfoTree]) -> list[ForbiddenUse]:
                     label = f"set_option {option}"
             if label is None and sub.kind == "CommandInfo":
                 for attr in attribute_names(pp):
-                    if attr in FORBIDDEN_ATTRIBUTES:
+                    if is_forbidden_attribute(attr):
                         label = f"@[{attr}]"
                         break
             if label is not None:

@@ -10,8 +10,10 @@ and every diagnostic keeps the line and column it has in the submitted file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import ErrorCode, LeanIndexError
+from ..lake.oleans import resolve_olean
 
 _IMPORT_MODIFIERS = {"public", "meta"}
 
@@ -118,3 +120,27 @@ def uncovered_imports(imports: list[str], profile_imports: list[str]) -> list[st
     """
     roots = set(profile_imports) | {"Init"}
     return [m for m in imports if not any(m == r or m.startswith(r + ".") for r in roots)]
+
+
+def unknown_modules(imports: list[str], search_path: list[Path]) -> list[str]:
+    """The submitted imports that are no module at all: no `.olean` on `search_path` (the REPL's,
+    see `worker.repl_search_path`). Lean refuses such an import (`findOLean`, lean4
+    `src/Lean/Util/Path.lean` at 0514f7ca; symbol `l_Lean_findOLean` in 4.35.0), so a submission
+    carrying one must not be checked as if it had compiled. A name that is not a Lean name is
+    unknown too. The `.olean` is looked for in every entry (`lake.oleans.resolve_olean`); Lean
+    looks only in the first entry holding the module's root directory, which differs only when
+    two entries share a root.
+
+    The catalog cannot answer this: its `modules` table lists only modules that declare
+    something (import-only modules such as `Lean.Elab` are missing) and the manifest keeps only a
+    digest and a count of the full list.
+    """
+    unknown = []
+    for module in imports:
+        try:
+            found = resolve_olean(module, search_path)
+        except LeanIndexError:
+            found = None
+        if found is None:
+            unknown.append(module)
+    return unknown

@@ -20,6 +20,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import ErrorCode, LeanIndexError
+from ..lake.project import read_toolchain
 from .config import CheckerConfig
 from .models import Isolation
 from .scratch import server_scratch
@@ -28,8 +30,9 @@ _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if os.uname().sysname == "Linux" else None
 
 #: Variables passed through to the REPL unchanged when set (elan and lake need them to find
-#: toolchains; nothing else of the caller's environment reaches Lean).
-PASSTHROUGH_ENV = ("ELAN_HOME", "ELAN_TOOLCHAIN", "LANG", "LC_ALL")
+#: toolchains; nothing else of the caller's environment reaches Lean). `ELAN_TOOLCHAIN` is not
+#: among them: the sandbox sets it to the project's pin (see `make_sandbox`).
+PASSTHROUGH_ENV = ("ELAN_HOME", "LANG", "LC_ALL")
 
 
 @functools.cache
@@ -95,12 +98,29 @@ def make_sandbox(config: CheckerConfig) -> Sandbox:
     RLIMIT_NPROC counts every process of the user, so its value is the user's current count
     plus `max_processes`; RLIMIT_CPU bounds the worker's whole life, the per-check wall-clock
     timeout bounds each check.
+
+    `ELAN_TOOLCHAIN` is set to the project's `lean-toolchain` line. elan's proxy
+    (`lake` installed by elan) picks the toolchain from `ELAN_TOOLCHAIN` first, and only without
+    it from an `elan override` or a `lean-toolchain` file found walking up from the *working
+    directory* (elan `src/elan/config.rs`, `Cfg::find_override`, commit b6cec7e1), never from
+    `lake -d`; the REPL runs in this private directory, so without the variable elan would pick
+    its default toolchain. A `lake` that is not elan's proxy ignores the variable.
+
+    Raises `LeanIndexError(invalid_request)` when the project has no `lean-toolchain`.
     """
+    toolchain = read_toolchain(config.project_dir)
+    if toolchain is None:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"the project {config.project_dir} has no lean-toolchain, so the REPL's Lean version cannot be pinned",
+            {"project": str(config.project_dir)},
+        )
     workdir = Path(tempfile.mkdtemp(prefix=f"leanindex-repl-{config.profile}-", dir=server_scratch()))
     env = {
         "PATH": os.pathsep.join(dict.fromkeys([str(config.lake_path.parent), "/usr/local/bin", "/usr/bin", "/bin"])),
         "HOME": str(workdir),
         "TMPDIR": str(workdir),
+        "ELAN_TOOLCHAIN": toolchain,
     }
     for name in PASSTHROUGH_ENV:
         if name in os.environ:

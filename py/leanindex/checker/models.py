@@ -10,9 +10,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
+from ..base import Frozen
 from ..models import EnvironmentIdentity, ProfileId
+from ..records import Position
 
 #: Hard ceiling of a per-check timeout, in seconds (the default is `CheckerConfig.timeout_s`).
 MAX_TIMEOUT_S = 300.0
@@ -21,11 +23,7 @@ MAX_TIMEOUT_S = 300.0
 ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CheckRequest(_Model):
+class CheckRequest(Frozen):
     """A complete Lean file to check against a profile's warm environment.
 
     `code` holds the imports (each must be covered by the profile's imports) and then the
@@ -51,14 +49,7 @@ class Verdict(StrEnum):
     REJECTED = "rejected"
 
 
-class Position(_Model):
-    """A source position: 1-based line, 0-based column in code points (Lean's `Position`)."""
-
-    line: int
-    column: int
-
-
-class Diagnostic(_Model):
+class Diagnostic(Frozen):
     """One message Lean reported, positions in the submitted file's coordinates."""
 
     severity: Literal["error", "warning", "info", "trace"]
@@ -67,7 +58,7 @@ class Diagnostic(_Model):
     text: str
 
 
-class SorryGoal(_Model):
+class SorryGoal(Frozen):
     """A `sorry` in the submission and the goal it stands for (the REPL's `sorries`)."""
 
     start: Position | None
@@ -75,7 +66,7 @@ class SorryGoal(_Model):
     goal: str
 
 
-class TheoremAxioms(_Model):
+class TheoremAxioms(Frozen):
     """The axioms a declaration of the submission depends on (`#print axioms`, from Lean's
     `Lean.Elab.Command` `#print axioms` handler via `Lean.collectAxioms`); `flagged` lists those
     outside `propext`, `Classical.choice`, `Quot.sound`, in the same order."""
@@ -96,7 +87,7 @@ class ReasonCode(StrEnum):
     AXIOMS_UNVERIFIED = "axioms_unverified"
 
 
-class Reason(_Model):
+class Reason(Frozen):
     """One reason behind a non-accepted verdict; `command`/`start` name a forbidden command or
     an unverifiable declaration and where it is."""
 
@@ -106,7 +97,7 @@ class Reason(_Model):
     start: Position | None = None
 
 
-class Timings(_Model):
+class Timings(Frozen):
     """Where the time went, in milliseconds: waiting for a worker, in the REPL, end to end."""
 
     queue_ms: float
@@ -114,7 +105,7 @@ class Timings(_Model):
     total_ms: float
 
 
-class Isolation(_Model):
+class Isolation(Frozen):
     """Which isolation applied to the REPL process that answered."""
 
     scrubbed_environment: bool

@@ -19,6 +19,7 @@ from typing import TypeVar
 from lean_interact import LeanREPLConfig
 
 from ..errors import ErrorCode, LeanIndexError
+from ..models import display_profile
 from .config import CheckerConfig
 from .worker import Worker
 
@@ -84,6 +85,10 @@ class ProfilePool:
                 return
         self._idle.append(worker)
 
+    def give_back(self, worker: Worker) -> None:
+        """Return a worker taken with `acquire` but not used (its check was refused before it ran)."""
+        self._release(worker)
+
     async def acquire(self) -> Worker:
         """A ready worker; waits in the bounded queue. Raises `busy` when the queue is full,
         and the last start failure when no worker is running or starting."""
@@ -95,7 +100,7 @@ class ProfilePool:
         if pending >= self.config.queue_size:
             raise LeanIndexError(
                 ErrorCode.BUSY,
-                f"all {self.config.workers} {self.config.profile.upper()} workers are busy and {pending} checks wait",
+                f"all {self.config.workers} {display_profile(self.config.profile)} workers are busy and {pending} checks wait",
                 {"queue_size": self.config.queue_size, "workers": self.config.workers},
             )
         if not self._all and not self._starting:

@@ -62,17 +62,21 @@ class Scopes:
 @dataclass(frozen=True)
 class Survey:
     """What the info trees say the submission declares: named declarations, `example`s
-    (positions; their axioms cannot be printed), and the scopes left open at the end."""
+    (positions; their axioms cannot be printed), declarations of a probed kind whose name the
+    info trees do not give (`unnamed`, name ""; an anonymous `instance`, whose name Lean
+    generates, `mkInstanceName`), and the scopes left open at the end."""
 
     declarations: list[Declaration]
     examples: list[tuple[int, int]]
     open_scopes: list[tuple[str, str]]
+    unnamed: list[Declaration] = field(default_factory=list)
 
 
 def survey(trees: list[InfoTree]) -> Survey:
     """Walk the top-level command nodes of the submission in order."""
     scopes = Scopes()
     declarations: list[Declaration] = []
+    unnamed: list[Declaration] = []
     examples: list[tuple[int, int]] = []
     for tree in trees:
         for command in _top_commands(tree):
@@ -95,11 +99,10 @@ def survey(trees: list[InfoTree]) -> Survey:
                     examples.append((start.line, start.column))
                 elif decl_kind in PROBED_KINDS:
                     name = _declared_name(command)
-                    if name is not None:
-                        declarations.append(
-                            Declaration(name, scopes.namespace(), PROBED_KINDS[decl_kind], start.line, start.column)
-                        )
-    return Survey(declarations, examples, list(scopes.stack))
+                    found = Declaration(name or "", scopes.namespace(), PROBED_KINDS[decl_kind], start.line, start.column)
+                    # Without a name the probe cannot print its axioms: it is reported, never skipped.
+                    (declarations if name is not None else unnamed).append(found)
+    return Survey(declarations, examples, list(scopes.stack), unnamed)
 
 
 def _top_commands(tree: InfoTree) -> list[InfoTree]:

@@ -3,8 +3,9 @@ header elaborated once; runs a check (submission, then the axiom probe) synchron
 
 `IsolatedLeanServer` keeps lean-interact's protocol code (`run`, `_execute_cmd_in_repl`, the
 response models) and replaces only how the process is started and stopped: `lake -d <project>
-env <repl>` under `unshare`, with a scrubbed environment, a private working directory and HOME,
-resource limits, stderr to a file, and its own process group, killed whole.
+env <repl>` under `unshare`, with a scrubbed environment that pins the project's toolchain
+(`ELAN_TOOLCHAIN`, see `isolation.make_sandbox`), a private working directory and HOME, resource
+limits, stderr to a file, and its own process group, killed whole.
 """
 
 from __future__ import annotations
@@ -17,16 +18,20 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
+import psutil
 from lean_interact import Command, LeanREPLConfig, LeanServer
 from lean_interact.interface import CommandResponse, LeanError
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, LeanIndexError
+from ..lake.tools import LakeEnvironment
 from .config import CheckerConfig
 from .forbidden import ForbiddenUse, find_forbidden
 from .isolation import Sandbox, make_sandbox
 from .probe import ProbeResult, Survey, probe_command, read_probe, survey
+from .replies import parse_command_response
 
 
 class IsolatedLeanServer(LeanServer):
@@ -126,15 +131,19 @@ class Worker:
         self._repl_config = repl_config
         self.server: IsolatedLeanServer | None = None
         self.header_env: int | None = None
+        #: Where this REPL finds `.olean` files (set by `start`).
+        self.search_path: list[Path] = []
         self.checks = 0
         self.tainted = False
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        """Start the REPL and elaborate the header (`import` of each profile import).
+        """Start the REPL, elaborate the header (`import` of each profile import) and read the
+        REPL's search path (`repl_search_path`).
 
         Raises `LeanIndexError(backend_error)` with `details.stage = "header"` when the REPL
-        cannot start or the header does not elaborate (the worker is then dead and never used).
+        cannot start or the header does not elaborate, `"start"` when the REPL has no search path
+        (the worker is then dead and never used).
         """
         try:
             self.server = IsolatedLeanServer(self._repl_config, self.config)
@@ -160,6 +169,11 @@ class Worker:
                 {"stage": "header", "errors": errors or [getattr(response, "message", "")]},
             )
         self.header_env = response.env
+        try:
+            self.search_path = repl_search_path(self.server.pgid)
+        except LeanIndexError:
+            self.close()
+            raise
 
     @property
     def alive(self) -> bool:
@@ -238,16 +252,13 @@ class Worker:
         return response
 
     def _run_lenient(self, command: Command, timeout: float) -> CommandResponse | LeanError:
-        """`LeanServer.run` for a `Command`, except that info-tree command nodes without an
-        elaborator are accepted: the REPL writes `"elaborator": null` for them
-        (`CommandInfo.toJson`), which lean-interact's `CommandNode` model refuses."""
+        """`LeanServer.run` for a `Command`, except that the answer is read by
+        `replies.parse_command_response`, which accepts the info-tree nodes lean-interact's
+        models refuse (unlisted kinds, holes, anonymous elaborators)."""
         assert self.server is not None
         request = self.server._augment_request(command)
         raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=timeout)
-        if set(raw) == {"message"}:
-            return LeanError.model_validate(raw)
-        _fill_elaborators(raw.get("infotree") or [])
-        return CommandResponse.model_validate(raw)
+        return parse_command_response(raw)
 
     def _stderr_tail(self) -> str:
         server = self.server
@@ -260,16 +271,37 @@ class Worker:
             server.kill()
 
 
-def _fill_elaborators(trees: list) -> None:
-    stack = list(trees)
-    while stack:
-        tree = stack.pop()
-        if not isinstance(tree, dict):
+def repl_search_path(root_pid: int | None) -> list[Path]:
+    """Where the REPL started as process `root_pid` looks for `.olean` files.
+
+    `lake env` starts the REPL with `LEAN_PATH` and `LEAN_SYSROOT` set; the first process of the
+    tree (`root_pid`, then its descendants, oldest first) whose environment has either is the
+    REPL, and its search path is `LEAN_PATH`'s entries then `<LEAN_SYSROOT>/lib/lean`
+    (`lake.tools.LakeEnvironment.search_path`, Lean's `initSearchPath`), relative entries taken
+    from its working directory as Lean does. Raises `LeanIndexError(backend_error)` (stage
+    `start`) when no process of the tree has them, so imports could not be resolved.
+    """
+    processes: list[psutil.Process] = []
+    if root_pid is not None:
+        try:
+            root = psutil.Process(root_pid)
+            processes = [root, *sorted(root.children(recursive=True), key=lambda p: p.create_time())]
+        except psutil.Error:
+            processes = []
+    for process in processes:
+        try:
+            environ, cwd = process.environ(), Path(process.cwd())
+        except psutil.Error:
             continue
-        node = tree.get("node")
-        if tree.get("kind") == "CommandInfo" and isinstance(node, dict) and node.get("elaborator") is None:
-            node["elaborator"] = ""
-        stack.extend(tree.get("children") or [])
+        if "LEAN_PATH" in environ or "LEAN_SYSROOT" in environ:
+            entries = [cwd / entry for entry in environ.get("LEAN_PATH", "").split(os.pathsep) if entry]
+            sysroot = environ.get("LEAN_SYSROOT") or None
+            return LakeEnvironment(lean_path=entries, sysroot=cwd / sysroot if sysroot else None).search_path()
+    raise LeanIndexError(
+        ErrorCode.BACKEND_ERROR,
+        "no process of the REPL has LEAN_PATH or LEAN_SYSROOT, so its imports cannot be resolved (is the lake a Lake?)",
+        {"stage": "start"},
+    )
 
 
 def _short(error: BaseException, limit: int = 300) -> str:

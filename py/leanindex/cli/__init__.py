@@ -2,15 +2,16 @@
 
 Each command group lives in its own module and registers itself on `main`; commands parse
 arguments, call the library, and print either a readable rendering or (with `--json`) exactly
-the response model or the shared error object. Exit status: 0 on success, the code's entry in
-`leanindex.errors.EXIT_STATUS` on a refusal or failure, 2 on a usage error.
+the response model or the shared error object. Exit status: the outcome's entry in
+`leanindex.errors.OUTCOME_EXIT` (0 success, 2 usage error, ...), or the code's entry in
+`leanindex.errors.EXIT_STATUS` on a refusal or failure.
 """
 
 from __future__ import annotations
 
 import click
 
-from .. import __version__
+from ..version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -5,13 +5,9 @@ from __future__ import annotations
 import click
 
 from ..api_files import API_DIR, check_all, write_all
+from ..errors import OUTCOME_EXIT, Outcome
 from . import main
 from .output import handles_errors, stderr, stdout
-
-#: Exit status of `api export --check` when a file drifted: not a service error (those use
-#: `errors.EXIT_STATUS`), and distinct from 1 (crash) and 2 (usage error).
-DRIFT_EXIT_STATUS = 12
-
 
 @main.group()
 def api() -> None:
@@ -26,7 +22,7 @@ def api() -> None:
     show_default=True,
     help="Repository root; files go to ROOT/api/.",
 )
-@click.option("--check", is_flag=True, help="Write nothing; exit 12 and name the files that differ from the code.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 14 and name the files that differ from the code.")
 @handles_errors(json_flag=None)
 def export(root: str, check: bool) -> None:
     """Write the api/ files from the models in code, or check that the committed ones match."""
@@ -35,7 +31,7 @@ def export(root: str, check: bool) -> None:
         if drifted:
             for name in drifted:
                 stderr.print(f"{API_DIR}/{name} differs from the code; run `leanindex api export`")
-            raise SystemExit(DRIFT_EXIT_STATUS)
+            raise SystemExit(OUTCOME_EXIT[Outcome.DRIFTED])
         stdout.print(f"{API_DIR}/ matches the code")
         return
     for path in write_all(root):

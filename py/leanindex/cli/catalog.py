@@ -15,8 +15,9 @@ from ..catalog.manifest import Manifest, read_manifest
 from ..catalog.pinned import pin_manifest
 from ..catalog.stream import iter_lines
 from ..catalog.verify import verify_catalog
-from ..errors import ErrorCode, LeanIndexError
+from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from ..lake.build import ProfileBuild, build_profile
+from ..models import display_profile
 from . import main
 from .output import emit_json, handles_errors, json_option, report_on_stderr, root_option, stdout
 from .progress import constant_progress
@@ -31,7 +32,7 @@ def catalog() -> None:
 def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
     """A short human summary of a built or verified catalog."""
     c = manifest.catalog
-    stdout.print(f"profile       {manifest.profile.upper()}  ({manifest.source.kind})")
+    stdout.print(f"profile       {display_profile(manifest.profile)}  ({manifest.source.kind})")
     stdout.print(f"lean          {manifest.lean.version}  {manifest.lean.githash or ''}".rstrip())
     stdout.print(f"declarations  {c.declaration_count:,} ({c.visible_count:,} visible)")
     stdout.print(f"environment   {manifest.environment_digest}")
@@ -162,7 +163,7 @@ def verify(profile: str, root: str, as_json: bool) -> None:
 
 def print_diff(report: CatalogDiff) -> None:
     """A readable rendering of a catalog diff."""
-    stdout.print(f"profile       {report.profile.upper()}  against {report.committed}")
+    stdout.print(f"profile       {display_profile(report.profile)}  against {report.committed}")
     if not report.committed_found:
         stdout.print("committed     none: there is no committed manifest to compare with")
     env = report.environment_digest
@@ -207,7 +208,7 @@ def diff(profile: str, against: str | None, against_catalog: Path | None, limit:
 
     Reports identity changes (Lean version and commit, toolchain, package revisions,
     modules_digest, extractor), declaration counts, and with --against-catalog the added and
-    removed names. Exit status 0 when identical, 1 on drift (including no committed manifest),
+    removed names. Exit status 0 when identical, 14 on drift (including no committed manifest),
     the error's status when the comparison itself fails.
     """
     report = diff_catalog(root, profile, against, against_catalog, limit)
@@ -216,4 +217,4 @@ def diff(profile: str, against: str | None, against_catalog: Path | None, limit:
     else:
         print_diff(report)
     if not report.identical:
-        raise SystemExit(1)
+        raise SystemExit(OUTCOME_EXIT[Outcome.DRIFTED])

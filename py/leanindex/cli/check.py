@@ -15,12 +15,16 @@ import click
 
 from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
 from ..checker.models import MAX_TIMEOUT_S, Verdict
-from ..errors import ErrorCode, LeanIndexError
+from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
 
 #: Exit status per verdict (tool failures use `leanindex.errors.EXIT_STATUS`).
-VERDICT_EXIT = {Verdict.ACCEPTED: 0, Verdict.INCOMPLETE: 12, Verdict.REJECTED: 13}
+VERDICT_EXIT = {
+    Verdict.ACCEPTED: OUTCOME_EXIT[Outcome.OK],
+    Verdict.INCOMPLETE: OUTCOME_EXIT[Outcome.INCOMPLETE],
+    Verdict.REJECTED: OUTCOME_EXIT[Outcome.REJECTED],
+}
 
 
 def render(response: CheckResponse) -> None:

@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from ..doctor import run_doctor
+from ..errors import OUTCOME_EXIT, Outcome
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
 
@@ -23,7 +24,7 @@ def doctor(source: Path | None, root: str, as_json: bool) -> None:
     """Check Python dependencies, elan/lake/lean against the pinned toolchain, the built
     extractor, and each profile's catalog; print the command that fixes each missing piece.
 
-    Exit status 0 when everything is in place, 1 otherwise.
+    Exit status 0 when everything is in place, 15 otherwise.
     """
     report = run_doctor(root, source)
     if as_json:
@@ -36,4 +37,4 @@ def doctor(source: Path | None, root: str, as_json: bool) -> None:
                 stdout.print(f"{'':<10}fix: {check.fix}", markup=False)
         stdout.print("all good" if report.ok else "some pieces are missing: run the fix commands above")
     if not report.ok:
-        raise SystemExit(1)
+        raise SystemExit(OUTCOME_EXIT[Outcome.NOT_READY])

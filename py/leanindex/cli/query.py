@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
+from pydantic.fields import FieldInfo
 from rich.table import Table
 
 from ..engine import Engine
-from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
 from ..records import Kind
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def render_search(response: SearchResponse) -> None:
@@ -46,54 +52,69 @@ def render_inspect(response: InspectResponse) -> None:
     stdout.print(f"kind {response.kind.value} · module {response.module or '—'} · {response.environment} {response.lean_version or ''}")
     if response.range:
         stdout.print(f"lines {response.range.start.line}-{response.range.end.line}")
-    flags = [name for name, value in response.flags.model_dump().items() if value]
-    if flags:
-        stdout.print("flags " + ", ".join(flags))
-    if response.level_params:
-        stdout.print("universes " + ", ".join(response.level_params))
-    if response.type_constants:
-        stdout.print("type constants " + ", ".join(response.type_constants))
+    for line in inspect_details(response):
+        stdout.print(line, markup=False)
     if response.doc:
         stdout.print()
         stdout.print(response.doc, markup=False)
 
 
+def _list(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
+    return list(values) or None
+
+
+def _type_pattern(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, list[str]] | None:
+    return {"constants": list(values)} if values else None
+
+
+#: Options whose spelling differs from the request field (`--constant` for
+#: `type_pattern.constants`, ...), by field; every other field of `SearchRequest` gets
+#: `--field-name` from the model (`_derived_option`).
+_SPELLED: dict[str, Callable[[F], F]] = {
+    "environment": click.option("--environment", "-e", "environment", required=True, help="Profile id, e.g. CORE (case-insensitive)."),
+    "name_contains": click.option("--name-contains", "-n", "name_contains", help="Case-sensitive substring of the printed name."),
+    "type_pattern": click.option(
+        "--constant", "-c", "type_pattern", multiple=True, callback=_type_pattern, help="A constant that must occur in the type (repeat, 1-8)."
+    ),
+    "namespace_prefixes": click.option("--namespace", "namespace_prefixes", multiple=True, callback=_list, help="Namespace prefix, e.g. Nat (repeatable)."),
+    "kinds": click.option(
+        "--kind", "kinds", multiple=True, callback=_list, type=click.Choice([k.value for k in Kind]), help="Kernel kind (repeatable)."
+    ),
+    "module_prefixes": click.option("--module", "module_prefixes", multiple=True, callback=_list, help="Module prefix, e.g. Init.Data (repeatable)."),
+    "result_limit": click.option("--limit", "result_limit", type=int, default=10, show_default=True, help="Result limit, 1-50."),
+    "after": click.option("--after", "after", help="Cursor from a previous page (next_cursor)."),
+}
+
+
+def _derived_option(name: str, field: FieldInfo) -> Callable[[F], F]:
+    """`--field-name` for a `SearchRequest` field without a spelled option: repeatable for a
+    list of names or strings, one value otherwise. Raises `TypeError` for a field whose type
+    the command line cannot give, so a new filter never goes missing from it silently."""
+    schema = SearchRequest.model_json_schema()["properties"][name]
+    options = [o for o in schema.get("anyOf", [schema]) if o.get("type") != "null"]
+    flag = "--" + name.replace("_", "-")
+    if len(options) == 1 and options[0].get("type") == "array" and options[0].get("items", {}).get("type") == "string":
+        return click.option(flag, name, multiple=True, callback=_list, help=field.description)
+    if len(options) == 1 and options[0].get("type") in ("string", "integer", "boolean"):
+        return click.option(flag, name, type={"string": str, "integer": int, "boolean": bool}[options[0]["type"]], help=field.description)
+    raise TypeError(f"SearchRequest.{name} needs a spelled option in leanindex/cli/query.py")
+
+
+def search_options(command: F) -> F:
+    """One option per `SearchRequest` field, in the model's order."""
+    for name, field in reversed(list(SearchRequest.model_fields.items())):
+        command = (_SPELLED.get(name) or _derived_option(name, field))(command)
+    return command
+
+
 @main.command()
-@click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive).")
-@click.option("--name-contains", "-n", help="Case-sensitive substring of the printed name.")
-@click.option("--constant", "-c", "constants", multiple=True, help="A constant that must occur in the type (repeat, 1-8).")
-@click.option("--namespace", "namespaces", multiple=True, help="Namespace prefix, e.g. Nat (repeatable).")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice([k.value for k in Kind]), help="Kernel kind (repeatable).")
-@click.option("--module", "modules", multiple=True, help="Module prefix, e.g. Init.Data (repeatable).")
-@click.option("--limit", "result_limit", type=int, default=10, show_default=True, help="Result limit, 1-50.")
-@click.option("--after", help="Cursor from a previous page (next_cursor).")
+@search_options
 @root_option
 @json_option
 @handles_errors()
-def search(
-    environment: str,
-    name_contains: str | None,
-    constants: tuple[str, ...],
-    namespaces: tuple[str, ...],
-    kinds: tuple[str, ...],
-    modules: tuple[str, ...],
-    result_limit: int,
-    after: str | None,
-    root: str,
-    as_json: bool,
-) -> None:
+def search(root: str, as_json: bool, **fields: Any) -> None:
     """Bounded search of declarations, in Name.lt order, with an honest completeness signal."""
-    request = SearchRequest(
-        environment=environment,
-        name_contains=name_contains,
-        type_pattern={"constants": list(constants)} if constants else None,
-        namespace_prefixes=list(namespaces) or None,
-        kinds=list(kinds) or None,
-        module_prefixes=list(modules) or None,
-        result_limit=result_limit,
-        after=after,
-    )
-    response = Engine(root).search(request)
+    response = Engine(root).search(SearchRequest(**fields))
     emit_json(response) if as_json else render_search(response)
 
 

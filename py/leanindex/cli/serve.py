@@ -12,13 +12,13 @@ import click
 
 from ..checker import Checker, CheckerConfig
 from ..engine import Engine
+from ..models import display_profile
 from ..service.config import TOKEN_ENV, ServiceConfig
 from ..service.gate import CallGate
 from ..service.logs import configure_logging
 from ..service.errorshape import SharedErrorH11Protocol
 from ..service.mcp import build_mcp_server, serve_stdio
-from ..service.check import check_tool
-from ..service.tools import query_tools
+from ..service.tools import server_tools
 from . import main
 from .output import handles_errors, root_option
 
@@ -89,7 +89,7 @@ def _open_engine(root: str) -> Engine:
     engine = Engine(root)
     profiles = engine.profiles()
     if profiles:
-        log.info("serving profiles %s from %s", ", ".join(p.upper() for p in profiles), engine.root)
+        log.info("serving profiles %s from %s", ", ".join(display_profile(p) for p in profiles), engine.root)
     else:
         log.warning("no profile under %s (expected manifests/<profile>.json and catalog/<profile>/)", engine.root)
     return engine
@@ -172,7 +172,7 @@ def mcp(
     configure_logging()
     checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
     engine = _open_engine(root)
-    tools = query_tools(engine, CallGate(max_concurrent, time_budget_s)) + ([check_tool(checker)] if checker else [])
+    tools = server_tools(engine, CallGate(max_concurrent, time_budget_s), checker)
 
     async def run() -> None:
         if checker is not None:

@@ -28,8 +28,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
+from pydantic import ConfigDict, StrictInt, StrictStr, ValidationError
 
+from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
 from ..names import Components, NameSyntaxError, parse_name
 from ..records import DeclarationRecord, Kind
@@ -60,7 +61,7 @@ _LINE_RANGE = re.compile(r"#L(\d+)-L(\d+)$")
 _GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repo>[^/]+/[^/]+)/blob/(?P<commit>[0-9a-f]{7,40})/")
 
 
-class _Format(BaseModel):
+class _Format(Frozen):
     # Unknown keys are doc-gen4's business (e.g. `docLink`, newer additions); the ones read
     # here must be present with the right JSON type.
     model_config = ConfigDict(extra="ignore", frozen=True)

@@ -16,14 +16,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from .. import __version__
+from ..base import Frozen
 from ..catalog.builder import EnvironmentFacts, build_catalog
 from ..catalog.manifest import Manifest
 from ..errors import ErrorCode, LeanIndexError
 from ..names import name_sort_key
-from ..records import STREAM_FORMAT
+from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, LeanInfo, record_fields
+from ..version import __version__
 from .convert import convert_module
 from .files import ProgressCallback, iter_docgen_files
 
@@ -32,7 +31,7 @@ LEAN_REPOSITORY = "leanprover/lean4"
 MATHLIB_REPOSITORY = "leanprover-community/mathlib4"
 UNKNOWN_LEAN_VERSION = "unknown"
 
-APPROXIMATE_FIELDS: tuple[str, ...] = (
+APPROXIMATE_FIELDS: tuple[str, ...] = record_fields(
     "is_deprecated",  # doc-gen4's data does not say; always false
     "is_internal",  # internal declarations are left out by doc-gen4; false for all present
     "is_private",  # private declarations are left out by doc-gen4; false for all present
@@ -46,7 +45,7 @@ APPROXIMATE_FIELDS: tuple[str, ...] = (
 """Record fields the doc-gen4 front end can only approximate (listed in the manifest)."""
 
 
-class MergedDuplicate(BaseModel):
+class MergedDuplicate(Frozen):
     """A theorem doc-gen4 documented in two modules with the same signature.
 
     Lean accepts the same theorem (same name, type and universe parameters) declared in two
@@ -182,7 +181,7 @@ def _signature(line: bytes) -> tuple:
 
 def approximate_fields(collection: DocgenCollection) -> list[str]:
     """`APPROXIMATE_FIELDS`, plus `module` when merged duplicates made the module a choice."""
-    return sorted(set(APPROXIMATE_FIELDS) | ({"module"} if collection.merged else set()))
+    return sorted(set(APPROXIMATE_FIELDS) | (set(record_fields("module")) if collection.merged else set()))
 
 
 def docgen_stream(collection: DocgenCollection, lean_version: str | None = None) -> Iterator[bytes]:
@@ -193,22 +192,22 @@ def docgen_stream(collection: DocgenCollection, lean_version: str | None = None)
     (the lean4 commit of the source links), the import roots and modules, the approximate
     fields and the repository commits of the source links.
     """
-    header = {
-        "record": "header",
-        "format": STREAM_FORMAT,
-        "extractor": {"name": EXTRACTOR_NAME, "version": __version__},
-        "lean": {"version": lean_version or UNKNOWN_LEAN_VERSION, "githash": collection.lean_githash},
-        "imports": collection.imports,
-        "modules": collection.modules,
-        "approximate_fields": approximate_fields(collection),
-        "source_commits": collection.commits,
-    }
-    yield json.dumps(header, ensure_ascii=False).encode()
+    header = HeaderRecord(
+        record="header",
+        format=STREAM_FORMAT,
+        extractor=ExtractorInfo(name=EXTRACTOR_NAME, version=__version__),
+        lean=LeanInfo(version=lean_version or UNKNOWN_LEAN_VERSION, githash=collection.lean_githash),
+        imports=collection.imports,
+        modules=collection.modules,
+        approximate_fields=approximate_fields(collection),
+        source_commits=collection.commits,
+    )
+    yield header.model_dump_json().encode()
     yield from collection.lines
-    yield json.dumps({"record": "footer", "count": len(collection.lines)}).encode()
+    yield FooterRecord(record="footer", count=len(collection.lines)).model_dump_json().encode()
 
 
-class DocgenImport(BaseModel):
+class DocgenImport(Frozen):
     """The result of an import: the new manifest, how many files and declarations were read,
     and the duplicate theorems merged (so `manifest.catalog.declaration_count` is
     `declarations_read - len(merged)`). Dump with `by_alias=True` (the manifest's `schema`)."""

@@ -17,16 +17,17 @@ from pathlib import Path
 from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
+    EnvironmentIdentity,
     EnvironmentsResponse,
-    ErrorBody,
     EnvironmentSummary,
     InspectRequest,
     InspectResponse,
     SearchRequest,
     SearchResponse,
+    display_profile,
 )
+from .inspect import inspect as _inspect
 from .loaded import LoadedCatalog
-from .search import inspect as _inspect
 from .search import search as _search
 
 __all__ = ["Engine"]
@@ -44,6 +45,17 @@ class Engine:
     def profiles(self) -> list[str]:
         """Profile ids (lower case) under the root (a pinned manifest or a served catalog)."""
         return discover_profiles(self.root)
+
+    def served_profile(self, environment: str) -> str | None:
+        """`environment`'s display id (upper case) when it names a profile with a manifest under
+        the root (pinned, or served inside its catalog), else None (a malformed id included). At
+        most two stats, no listing of `manifests/`."""
+        try:
+            profile = normalize_profile(environment)
+        except LeanIndexError:
+            return None
+        paths = CatalogPaths(self.root, profile)
+        return display_profile(profile) if paths.manifest.exists() or paths.served_manifest.exists() else None
 
     def catalog(self, environment: str) -> LoadedCatalog:
         """The verified catalog of `environment` (any case), for its manifest and identity; a
@@ -82,7 +94,7 @@ class Engine:
                 del self._loaded[profile]
                 loaded.close()
             if not paths.manifest.exists() and not paths.served_manifest.exists():
-                known = [p.upper() for p in self.profiles()]
+                known = [display_profile(p) for p in self.profiles()]
                 hint = (
                     f"known here: {', '.join(known)}"
                     if known
@@ -110,7 +122,7 @@ class Engine:
             return _search(loaded, request)
 
     def inspect(self, request: InspectRequest) -> InspectResponse:
-        """Look up one declaration; see `leanindex.engine.search.inspect`."""
+        """Look up one declaration; see `leanindex.engine.inspect.inspect`."""
         with self.lease(request.environment) as loaded:
             return _inspect(loaded, request)
 
@@ -147,14 +159,10 @@ class Engine:
 
 def _unverified(profile: str, error: LeanIndexError) -> EnvironmentSummary:
     return EnvironmentSummary(
-        environment=profile.upper(),
-        environment_digest=error.details.get("environment_digest", ""),
-        lean_version=None,
-        lean_commit=None,
-        mathlib_commit=None,
+        **EnvironmentIdentity.unpinned(profile, error.details.get("environment_digest", "")).model_dump(),
         imports=[],
         declaration_count=None,
         visible_count=None,
         verified=False,
-        problem=ErrorBody(**error.to_dict()["error"]),
+        problem=error.body(),
     )

@@ -16,7 +16,7 @@ import json
 import re
 
 from ..errors import ErrorCode, LeanIndexError
-from ..models import SearchRequest
+from ..models import SearchRequest, normalize_profile
 
 _VERSION = 1
 _CURSOR_TEXT = re.compile(r"[A-Za-z0-9_-]+")  # what encode_cursor writes: unpadded base64url
@@ -25,7 +25,7 @@ _CURSOR_TEXT = re.compile(r"[A-Za-z0-9_-]+")  # what encode_cursor writes: unpad
 def query_fingerprint(request: SearchRequest) -> str:
     """A short digest of the request's filters (environment lower-cased; limit and cursor left out)."""
     data = request.model_dump(mode="json", exclude={"result_limit", "after"})
-    data["environment"] = data["environment"].lower()
+    data["environment"] = normalize_profile(data["environment"])
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -13,7 +13,7 @@ from rapidfuzz import fuzz, process
 
 from ..catalog.index import SearchIndex
 from ..catalog.layout import CatalogPaths, connect_duckdb
-from ..catalog.manifest import Manifest
+from ..catalog.manifest import Manifest, environment_identity
 from ..catalog.verify import verify_catalog
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
@@ -111,16 +111,7 @@ class LoadedCatalog:
 
     def identity(self) -> EnvironmentIdentity:
         """The environment identity every response carries."""
-        m = self.manifest
-        return EnvironmentIdentity(
-            environment=self.paths.profile.upper(),
-            environment_digest=m.environment_digest,
-            lean_version=m.lean.version,
-            lean_commit=m.lean.githash,
-            mathlib_commit=m.mathlib_commit,
-            source=m.source.kind,
-            approximate_fields=m.source.approximate_fields,
-        )
+        return environment_identity(self.paths.profile, self.manifest)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A fresh DuckDB cursor for one call (DuckDB 2 refuses concurrent use of one connection)."""

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from ..catalog.builder import EnvironmentFacts, build_catalog, host_platform
 from ..catalog.layout import CatalogPaths
-from ..catalog.manifest import Manifest
+from ..catalog.manifest import Manifest, mathlib_commit_of
 from ..errors import ErrorCode, LeanIndexError
 from .extractor import ExtractorRun
 from .oleans import modules_digest
 from .profiles import pinned_profile, profile_imports
-from .project import mathlib_revision, read_lake_packages, read_toolchain, require_project
+from .project import read_lake_packages, read_toolchain, require_project
 from .tools import (
     LakeEnvironment,
     build_extractor,
@@ -170,7 +170,7 @@ def build_profile(build: ProfileBuild, on_line: Callable[[int], None] | None = N
         toolchain=toolchain,
         extractor_digest=extractor_source_digest(source) if source else None,
         platform=host_platform(),
-        mathlib_commit=mathlib_revision(packages),
+        mathlib_commit=mathlib_commit_of(packages),
     )
     command = [lake, "env", str(executable), *_extractor_flags(build), *imports]
     with ExtractorRun(command, project, build.timeout_s) as run:

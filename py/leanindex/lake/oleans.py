@@ -1,11 +1,14 @@
 """The `modules_digest` of a manifest: which `.olean` files the environment was loaded from.
 
 A module `A.B.C` is stored as `A/B/C.olean` under one entry of Lean's search path; as Lean's
-`findOLean` does, the first entry that has the file wins. The digest is the sha256 of the text
-made of one line `<module> <sha256 of its .olean>\\n` per module, sorted by module name (code
-point order). With the module system Lean also writes `.olean.server` and `.olean.private`
-parts next to the `.olean`; the `.olean` alone already changes whenever the module changes, so
-only it is hashed.
+`findOLean` does, the first entry that has the file wins. For files with a `module` header
+Lean 4.35 splits the data in parts written beside it: `A/B/C.olean` (the exported data),
+`A/B/C.olean.server` (docstrings, declaration ranges) and `A/B/C.olean.private` (proofs and
+private declarations); a change of a docstring or of a proof touches only one of them. So every
+part that exists is hashed. The digest is the sha256 of the text made of one line per module,
+sorted by module name (code point order):
+`<module> <sha256 of .olean>[ olean.server <sha256>][ olean.private <sha256>]\n`; a module
+without the extra parts keeps the line `<module> <sha256 of .olean>\n`.
 """
 
 from __future__ import annotations
@@ -43,8 +46,23 @@ def resolve_olean(module: str, search_path: Iterable[Path]) -> Path | None:
     return None
 
 
+#: The parts Lean writes beside `X.olean`, in the order they are hashed.
+OLEAN_PARTS = ("olean.server", "olean.private")
+
+
+def _module_line(module: str, olean: Path) -> str:
+    """The digest line of one module whose `.olean` is `olean`: its sha256, then the name and
+    sha256 of each part of `OLEAN_PARTS` that exists beside it."""
+    parts = "".join(
+        f" {part} {file_sha256(sibling)}"
+        for part in OLEAN_PARTS
+        if (sibling := olean.with_name(f"{olean.stem}.{part}")).is_file()
+    )
+    return f"{module} {file_sha256(olean)}{parts}\n"
+
+
 def modules_digest(modules: Iterable[str], search_path: list[Path]) -> str:
-    """sha256 (hex) over the sorted (module, `.olean` sha256) pairs, as the module docstring says.
+    """sha256 (hex) over the sorted module lines, as the module docstring says.
 
     Raises `LeanIndexError(backend_error)` naming the first module (and the count) whose
     `.olean` is on none of the `search_path` entries.
@@ -56,7 +74,7 @@ def modules_digest(modules: Iterable[str], search_path: list[Path]) -> str:
         if path is None:
             missing.append(module)
             continue
-        pairs.append(f"{module} {file_sha256(path)}\n")
+        pairs.append(_module_line(module, path))
     if missing:
         raise LeanIndexError(
             ErrorCode.BACKEND_ERROR,

@@ -11,17 +11,12 @@ import tomllib
 from functools import lru_cache
 from importlib import resources
 
-from pydantic import BaseModel, ConfigDict
-
+from ..base import Frozen
 from ..catalog.layout import normalize_profile
 from ..errors import ErrorCode, LeanIndexError
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PackageRequirement(_Model):
+class PackageRequirement(Frozen):
     """A Lake `require`: package `name` from git `git` at `rev` (tag, branch or commit); `cache`
     says whether the package publishes prebuilt .olean files for `lake exe cache get`."""
 
@@ -31,7 +26,7 @@ class PackageRequirement(_Model):
     cache: bool = False
 
 
-class ProfileDefinition(_Model):
+class ProfileDefinition(Frozen):
     """One pinned profile: `imports` (module names given to the extractor), `toolchain` (the
     `lean-toolchain` line), `require` (the package its project depends on, if any)."""
 

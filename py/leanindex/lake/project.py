@@ -23,7 +23,6 @@ LAKE_MANIFEST = "lake-manifest.json"
 TOOLCHAIN_FILE = "lean-toolchain"
 LAKEFILES = ("lakefile.lean", "lakefile.toml")
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
-_MATHLIB_URL = re.compile(r"github\.com/leanprover-community/mathlib4?(\.git)?/?$")
 
 
 def require_project(project: Path) -> Path:
@@ -108,16 +107,3 @@ def read_lake_packages(project: Path) -> list[PackageRevision] | None:
         else:
             raise refuse(f"package {entry['name']!r} has unknown type {kind!r}")
     return packages
-
-
-def mathlib_revision(packages: list[PackageRevision] | None) -> str | None:
-    """The commit of Mathlib among `packages`: the package named `mathlib` or, failing that,
-    the one fetched from `github.com/leanprover-community/mathlib4` (a project may name the
-    requirement differently)."""
-    for package in packages or []:
-        if package.name.lower() == "mathlib":
-            return package.rev
-    for package in packages or []:
-        if package.url and _MATHLIB_URL.search(package.url):
-            return package.rev
-    return None

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
+from ..base import Frozen
 from ..catalog.manifest import PackageRevision
 from ..errors import ErrorCode, LeanIndexError
 from .profiles import ProfileDefinition, require_pinned_profile
@@ -24,11 +23,9 @@ from .tools import find_lake, run_lake
 ROOT_MODULE = "LeanIndexProfile"
 
 
-class ProfileProject(BaseModel):
+class ProfileProject(Frozen):
     """The result of `profile init`: where the project is, its toolchain, the required package
     revision asked for (`rev`), the Lake commands run, and the packages Lake resolved."""
-
-    model_config = ConfigDict(extra="forbid")
 
     profile: str
     directory: str

@@ -27,102 +27,41 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, TypeVar
 
 from fastapi import FastAPI, Path, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, ValidationError
-from starlette.convertors import Convertor, register_url_convertor
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.cors import CORSMiddleware
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from pydantic import BaseModel
 
-from .. import __version__
-from ..catalog.layout import CatalogPaths, normalize_profile
+from ..checker import Checker, CheckRequest, CheckResponse
 from ..engine import Engine
-from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
+from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     DeclarationName,
     EnvironmentsResponse,
-    ErrorResponse,
     InspectRequest,
     InspectResponse,
     ProfileId,
     SearchRequest,
     SearchResponse,
 )
-from ..validation import invalid_request
-from ..checker import Checker, CheckRequest, CheckResponse
-from .check import check_tool, unless_disconnected
+from ..version import __version__
+from .check import unless_disconnected
 from .config import ServiceConfig
 from .gate import CallGate
 from .mcp import build_mcp_server
 from .metrics import ServiceMetrics
-from .errorshape import install_error_shape
-from .middleware import (
-    ENVIRONMENT_KEY,
-    AccessMiddleware,
-    BearerTokenMiddleware,
-    BodyLimitMiddleware,
-    CarriedError,
-    NamedEndpoint,
-    error_response,
-)
-from .tools import query_tools
+from .middleware import ENVIRONMENT_KEY, NamedEndpoint
+from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
+from .probes import Health, Readiness, readiness
+from .tools import CHECK, INSPECT, SEARCH, ToolSpec, server_tools
 
 log = logging.getLogger("leanindex.http")
 
 T = TypeVar("T", bound=BaseModel)
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _VERIFICATION_CODES = (ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
-
-
-class LeanNameConvertor(Convertor[str]):
-    """The rest of the path, whatever it holds. Starlette's `path` convertor (`.*`) stops at a
-    newline, and its route pattern's `$` then accepts a trailing one, so `Foo%0A` would be served
-    as `Foo`; a Lean name may hold any character between `«»`, so this one matches every
-    character (`(?s:...)` lets `.` match newlines)."""
-
-    regex = "(?s:.+)"
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
-
-
-register_url_convertor("leanname", LeanNameConvertor())
-
-
-class Health(BaseModel):
-    """`GET /healthz`: the process answers."""
-
-    status: Literal["ok"] = "ok"
-
-
-class Readiness(BaseModel):
-    """`GET /readyz` when ready: every listed profile verified against its manifest."""
-
-    ready: Literal[True] = True
-    environments: list[str]
-
-
-def error_responses(*codes: ErrorCode) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` entries documenting the shared error object for `codes`."""
-    statuses: dict[int, list[str]] = {}
-    for code in codes:
-        statuses.setdefault(HTTP_STATUS[code], []).append(code.value)
-    return {
-        status: {"model": ErrorResponse, "description": "Error object; code " + " or ".join(names)}
-        for status, names in sorted(statuses.items())
-    }
-
-
 _LIMITS = (ErrorCode.UNAUTHORIZED, ErrorCode.BUSY, ErrorCode.TIMEOUT)
 _CATALOG = (ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
 
@@ -138,22 +77,13 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     config = config or ServiceConfig()
     gate = CallGate(config.max_concurrent, config.time_budget_s)
     metrics = ServiceMetrics(gate)
-    tools = query_tools(engine, gate) + ([check_tool(checker)] if checker is not None else [])
-    mcp_server = build_mcp_server(tools)
-    security = None
-    if config.host in _LOOPBACK:
-        # The SDK's own loopback default (DNS-rebinding guard), plus any configured CORS origin.
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *config.cors_origins],
-        )
-    sessions = StreamableHTTPSessionManager(app=mcp_server, json_response=True, stateless=True, security_settings=security)
+    tools = {spec.name: spec for spec in server_tools(engine, gate, checker)}
+    mcp_server = build_mcp_server(list(tools.values()))
+    sessions = mcp_sessions(config, mcp_server)
 
     def record_verification() -> None:
         try:
-            for summary in engine.environments().environments:
-                metrics.set_verified(summary.environment, summary.verified)
+            metrics.record_environments(engine.environments())
         except Exception:
             log.exception("verifying the catalogs at start failed")
 
@@ -190,32 +120,43 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     app.state.gate = gate
     app.state.metrics = metrics
     app.state.mcp_server = mcp_server
+    app.state.tools = tools
+    _declaration_routes(app, engine, tools, gate, metrics)
+    _check_route(app, engine, tools)
+    _operation_routes(app, engine, gate, metrics)
+    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
+    install_error_handlers(app)
+    install_middleware(app, config, metrics)
+    app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
+    return app
 
-    def label(request: Request, environment: str) -> str:
-        """Record the request's environment for logs and metrics, if it names a served profile
-        (anything else is `-`, so label values stay bounded)."""
-        try:
-            profile = normalize_profile(environment)
-        except LeanIndexError:
-            return "-"
-        # One stat, not a listing of manifests/, on every request.
-        if not CatalogPaths(engine.root, profile).manifest.exists():
-            return "-"
-        request.scope["state"][ENVIRONMENT_KEY] = profile.upper()
-        return profile.upper()
 
-    async def answer(request: Request, environment: str, pending: Awaitable[T]) -> T:
-        """Await an engine answer for `environment`, keeping the verification gauge current."""
-        name = label(request, environment)
-        try:
-            response = await pending
-        except LeanIndexError as error:
-            if error.code in _VERIFICATION_CODES and name != "-":
-                metrics.set_verified(name, False)
-            raise
-        if name != "-":
-            metrics.set_verified(name, True)
-        return response
+def _label(engine: Engine, request: Request, environment: str) -> str:
+    """Record the request's environment for logs and metrics, if it names a served profile
+    (anything else is `-`, so label values stay bounded)."""
+    served = engine.served_profile(environment)
+    if served is None:
+        return "-"
+    request.scope["state"][ENVIRONMENT_KEY] = served
+    return served
+
+
+async def _answer(engine: Engine, metrics: ServiceMetrics, request: Request, environment: str, pending: Awaitable[T]) -> T:
+    """Await an engine answer for `environment`, keeping the verification gauge current."""
+    name = _label(engine, request, environment)
+    try:
+        response = await pending
+    except LeanIndexError as error:
+        if error.code in _VERIFICATION_CODES and name != "-":
+            metrics.set_verified(name, False)
+        raise
+    if name != "-":
+        metrics.set_verified(name, True)
+    return response
+
+
+def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate: CallGate, metrics: ServiceMetrics) -> None:
+    """`GET /v1/environments`, `POST /v1/declarations/search`, `GET /v1/declarations/{name}`."""
 
     @app.get(
         "/v1/environments",
@@ -228,8 +169,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """Every profile under the served root: identity, imports, declaration counts, and
         whether its catalog verified against its manifest (`verified`)."""
         response = await gate.run(engine.environments)
-        for summary in response.environments:
-            metrics.set_verified(summary.environment, summary.verified)
+        metrics.record_environments(response)
         return response
 
     @app.post(
@@ -242,7 +182,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     async def search(request: Request, body: SearchRequest) -> SearchResponse:
         """Bounded search in Name.lt order (`lean.declaration.search`); see `SearchResponse` for
         the completeness signal and `next_cursor` paging."""
-        return await answer(request, body.environment, gate.run(engine.search, body))
+        return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
 
     @app.get(
         "/v1/declarations/{name:leanname}",
@@ -259,7 +199,11 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """Everything the catalog holds about one declaration (`lean.declaration.inspect`);
         404 `not_found` with close names in `details.suggestions` when it is not there."""
         body = InspectRequest(environment=environment, declaration_name=name)
-        return await answer(request, body.environment, gate.run(engine.inspect, body))
+        return await _answer(engine, metrics, request, body.environment, tools[INSPECT].call(body))
+
+
+def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> None:
+    """`POST /v1/check`."""
 
     @app.post(
         "/v1/check",
@@ -277,14 +221,12 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         failures are errors (`timeout`, `busy`, `backend_error`), never verdicts. A client that
         disconnects gives up its queued check. 404 `check_disabled` unless the server was
         started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
-        if checker is None:
-            raise LeanIndexError(
-                ErrorCode.CHECK_DISABLED,
-                "checking is not enabled on this server; start it with --check PROFILE=PROJECT --check-repl DIR",
-                {},
-            )
-        label(request, body.environment)
-        return await unless_disconnected(checker.check(body), request.is_disconnected)
+        _label(engine, request, body.environment)
+        return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
+
+
+def _operation_routes(app: FastAPI, engine: Engine, gate: CallGate, metrics: ServiceMetrics) -> None:
+    """`GET /healthz`, `GET /readyz`, `GET /metrics`."""
 
     @app.get("/healthz", response_model=Health, operation_id="health", tags=["operations"])
     async def healthz() -> Health:
@@ -302,16 +244,8 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """200 when there is at least one profile and every profile's catalog verified against
         its manifest; else 503 `catalog_unavailable` listing the profiles that did not."""
         response = await gate.run(engine.environments)
-        for summary in response.environments:
-            metrics.set_verified(summary.environment, summary.verified)
-        failing = [s.environment for s in response.environments if not s.verified]
-        if failing or not response.environments:
-            raise LeanIndexError(
-                ErrorCode.CATALOG_UNAVAILABLE,
-                "not ready: " + (f"unverified catalogs {', '.join(failing)}" if failing else "no profile under the root"),
-                {"unverified": failing},
-            )
-        return Readiness(environments=[s.environment for s in response.environments])
+        metrics.record_environments(response)
+        return readiness(response)
 
     @app.get(
         "/metrics",
@@ -324,83 +258,3 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """Prometheus exposition: request counts and latency histograms per route and
         environment, engine calls in flight, catalog verification state per environment."""
         return Response(metrics.render(), media_type=metrics.content_type)
-
-    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
-
-    @app.exception_handler(LeanIndexError)
-    async def on_library_error(request: Request, error: LeanIndexError) -> Response:
-        return error_response(error)
-
-    @app.exception_handler(RequestValidationError)
-    async def on_request_invalid(request: Request, error: RequestValidationError) -> Response:
-        return error_response(invalid_request(error.errors(), drop_prefix=("body",)))
-
-    @app.exception_handler(ValidationError)
-    async def on_model_invalid(request: Request, error: ValidationError) -> Response:
-        return error_response(invalid_request(error.errors()))
-
-    @app.exception_handler(StarletteHTTPException)
-    async def on_http_error(request: Request, error: StarletteHTTPException) -> Response:
-        if isinstance(error, CarriedError):
-            return error_response(error.error)
-        if error.status_code == 404:
-            failure = LeanIndexError(ErrorCode.NOT_FOUND, f"no route {request.url.path}", {"path": request.url.path})
-            return error_response(failure)
-        # Other protocol-level refusals (405 method not allowed, ...) keep their status.
-        failure = LeanIndexError(ErrorCode.INVALID_REQUEST, str(error.detail), {"status": error.status_code})
-        response = error_response(failure)
-        response.status_code = error.status_code
-        response.headers.update(error.headers or {})
-        return response
-
-    app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
-    if config.token is not None:
-        app.add_middleware(BearerTokenMiddleware, token=config.token)
-    if config.cors_origins:
-        # Outside the token check, so browsers' preflight requests are answered.
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=list(config.cors_origins),
-            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-            allow_headers=[
-                "Authorization", "Content-Type", "X-Request-Id", "Mcp-Session-Id", "Mcp-Protocol-Version",
-                "Mcp-Method", "Mcp-Name", "Last-Event-ID",
-            ],
-            expose_headers=["Mcp-Session-Id", "X-Request-Id"],
-        )
-    install_error_shape(app)
-    app.add_middleware(AccessMiddleware, observe=metrics.observe)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    return app
-
-
-def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's document, minus its 422 validation responses (this API answers 400 with the
-    shared error object instead) and with the optional bearer token declared."""
-    if app.openapi_schema is not None:
-        return app.openapi_schema
-    document = get_openapi(
-        title=app.title,
-        version=app.version,
-        openapi_version=app.openapi_version,
-        summary=app.summary,
-        description=app.description,
-        routes=app.routes,
-        tags=[
-            {"name": "declarations", "description": "Search and inspect declarations."},
-            {"name": "operations", "description": "Liveness, readiness and metrics."},
-        ],
-    )
-    for path, operations in document["paths"].items():
-        for operation in operations.values():
-            operation["responses"].pop("422", None)
-            if path != "/healthz":
-                operation["security"] = [{}, {"bearerToken": []}]
-    schemas = document.get("components", {}).get("schemas", {})
-    schemas.pop("HTTPValidationError", None)
-    schemas.pop("ValidationError", None)
-    document.setdefault("components", {})["securitySchemes"] = {
-        "bearerToken": {"type": "http", "scheme": "bearer", "description": "The server's LEANINDEX_TOKEN, when it has one."}
-    }
-    app.openapi_schema = document
-    return document

@@ -26,9 +26,9 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from pydantic import ValidationError
 
-from .. import __version__
 from ..errors import LeanIndexError
 from ..validation import invalid_request
+from ..version import __version__
 from .stdio import checked_stdio_server
 from .tools import ToolSpec, render_error
 
@@ -99,10 +99,11 @@ async def call_tool(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallTool
 
 
 def build_mcp_server(tools: Sequence[ToolSpec]) -> Server[Any]:
-    """The MCP server `leanindex` offering `tools` (and their aliases).
+    """The MCP server `leanindex` offering the `enabled` ones of `tools` (and their aliases).
 
     Raises `ValueError` when two tools would share a name.
     """
+    tools = [spec for spec in tools if spec.enabled]
     by_name: dict[str, ToolSpec] = {}
     for spec in tools:
         for name in (spec.name, spec.alias):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from ..models import EnvironmentsResponse
 from .gate import CallGate
 
 # Latency buckets in seconds: sub-millisecond look-ups up to the default 10 s time budget.
@@ -60,6 +61,11 @@ class ServiceMetrics:
     def set_verified(self, environment: str, verified: bool) -> None:
         """Record the outcome of the latest verification of `environment` (upper-case id)."""
         self.verified.labels(environment).set(1 if verified else 0)
+
+    def record_environments(self, response: EnvironmentsResponse) -> None:
+        """Record the verification state of every profile listed in `response`."""
+        for summary in response.environments:
+            self.set_verified(summary.environment, summary.verified)
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every series."""

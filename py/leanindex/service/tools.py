@@ -3,8 +3,8 @@
 A `ToolSpec` names a tool (the dotted name of DESIGN.md; its underscore alias is derived), gives
 its request and response models (which are its MCP input and output schemas), the coroutine
 that answers a validated request, and a compact text rendering for clients that read only
-text. `query_tools` builds the two query-engine tools; another tool (the checker's `lean.check`)
-is one more `ToolSpec` appended to the list handed to `leanindex.service.mcp.build_mcp_server`.
+text. `server_tools` is the one list of tools: a new tool is one more `ToolSpec` there (and,
+for HTTP, one route in `leanindex.service.http`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..checker import Checker, CheckRequest, CheckResponse
 from ..engine import Engine
-from ..errors import LeanIndexError
-from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from ..errors import ErrorCode, LeanIndexError
+from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
 from .gate import CallGate
 
 
@@ -28,18 +29,23 @@ class ToolSpec:
 
     `call` receives an instance of `request_model` and returns an instance of `response_model`,
     or raises `LeanIndexError` (which the transports turn into an error result). `render` turns
-    a response into the compact text put beside the structured content.
+    a response into the compact text put beside the structured content. `http_route` is the
+    HTTP API's route for the same call (`METHOD /path`, as `leanindex.service.http` declares
+    it; a test checks that the app has it). A tool that is not `enabled` on this server is
+    documented but not listed over MCP.
     """
 
     name: str
     title: str
     description: str
+    http_route: str
     request_model: type[BaseModel]
     response_model: type[BaseModel]
     call: Callable[[Any], Awaitable[BaseModel]]
     render: Callable[[Any], str]
     read_only: bool = True
     idempotent: bool = True
+    enabled: bool = True
 
     @property
     def alias(self) -> str:
@@ -100,15 +106,41 @@ def render_inspect(response: InspectResponse) -> str:
         f"{response.name} {response.type}" if signature else f"{response.name} : {response.type}",
         f"{response.kind.value} | {response.module or '-'}{where} | {_lean_line(response)}",
     ]
-    flags = [name for name, value in response.flags.model_dump().items() if value]
-    if flags:
-        lines.append("flags " + ", ".join(flags))
-    if response.level_params:
-        lines.append("universes " + ", ".join(response.level_params))
-    if response.type_constants:
-        lines.append("type constants " + ", ".join(response.type_constants))
+    lines.extend(inspect_details(response))
     if response.doc:
         lines.append(response.doc)
+    return "\n".join(lines)
+
+
+CHECK_DESCRIPTION = """\
+Check a complete Lean 4 file against a pinned environment (a profile such as CORE or MATHLIB)
+on a warm Lean REPL; the verdict is Lean's alone. `code` is the whole file: `import` lines that
+the profile covers (e.g. `import Mathlib.Tactic` under MATHLIB), then declarations. `verdict`:
+`accepted` (no error, no sorry, every new theorem uses only propext, Classical.choice and
+Quot.sound), `incomplete` (sorry or open goals), `rejected` (errors, non-standard axioms, or a
+command that could forge a verdict: `reasons` says which). `diagnostics` carries every message
+with 1-based line and 0-based column (so #check/#print answers come back), `sorries` their goals,
+`axioms` each theorem's axioms with the non-standard ones flagged. A tool failure (timeout, busy,
+dead REPL) is an error result, never a verdict. Identical code on the same environment is
+answered from a cache (`cached: true`)."""
+
+
+def render_check(response: CheckResponse) -> str:
+    """The verdict and environment first, then one line per reason, diagnostic, sorry and
+    flagged axiom set (positions as `line:column`)."""
+    cached = " (cached)" if response.cached else ""
+    protected = "" if response.protected else " NOT PROTECTED"
+    lines = [f"{response.verdict.value}{cached}{protected} ({response.environment}, {response.timings.total_ms:.0f} ms)"]
+    for reason in response.reasons:
+        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
+        lines.append(f"reason {reason.code.value}{where}: {reason.message}")
+    lines.extend(f"{d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in response.diagnostics)
+    for s in response.sorries:
+        where = f"{s.start.line}:{s.start.column}" if s.start else "?"
+        lines.append(f"sorry {where}: {s.goal}")
+    for entry in response.axioms:
+        if entry.flagged:
+            lines.append(f"axioms {entry.name}: flagged {', '.join(entry.flagged)} (all: {', '.join(entry.axioms)})")
     return "\n".join(lines)
 
 
@@ -120,9 +152,21 @@ def render_error(error: LeanIndexError) -> str:
     return text
 
 
-def query_tools(engine: Engine, gate: CallGate) -> list[ToolSpec]:
-    """`lean.declaration.search` and `lean.declaration.inspect` over `engine`, each call run
-    through `gate` (so `busy` and `timeout` apply as on the HTTP API)."""
+SEARCH = "lean.declaration.search"
+INSPECT = "lean.declaration.inspect"
+CHECK = "lean.check"
+
+
+def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> list[ToolSpec]:
+    """Every tool a server has, in listing order; the one list that the HTTP routes, the MCP
+    servers (`leanindex serve`, `leanindex mcp`) and `api/mcp-tools.json` come from.
+
+    `lean.declaration.search` and `lean.declaration.inspect` run on `engine` through `gate` (so
+    `busy` and `timeout` apply); `lean.check` runs on `checker`, which owns its own limits
+    (bounded queue answering `busy`, per-check timeout, code size cap). Without a checker,
+    `lean.check` is not `enabled` (MCP does not list it) and a call raises
+    `LeanIndexError(check_disabled)`.
+    """
 
     async def search(request: SearchRequest) -> SearchResponse:
         return await gate.run(engine.search, request)
@@ -130,23 +174,43 @@ def query_tools(engine: Engine, gate: CallGate) -> list[ToolSpec]:
     async def inspect(request: InspectRequest) -> InspectResponse:
         return await gate.run(engine.inspect, request)
 
+    async def check_disabled(request: CheckRequest) -> CheckResponse:
+        raise LeanIndexError(
+            ErrorCode.CHECK_DISABLED,
+            "checking is not enabled on this server; start it with --check PROFILE=PROJECT --check-repl DIR",
+            {},
+        )
+
     return [
         ToolSpec(
-            name="lean.declaration.search",
+            name=SEARCH,
             title="Search Lean declarations",
             description=SEARCH_DESCRIPTION,
+            http_route="POST /v1/declarations/search",
             request_model=SearchRequest,
             response_model=SearchResponse,
             call=search,
             render=render_search,
         ),
         ToolSpec(
-            name="lean.declaration.inspect",
+            name=INSPECT,
             title="Inspect a Lean declaration",
             description=INSPECT_DESCRIPTION,
+            http_route="GET /v1/declarations/{name}",
             request_model=InspectRequest,
             response_model=InspectResponse,
             call=inspect,
             render=render_inspect,
+        ),
+        ToolSpec(
+            name=CHECK,
+            title="Check a Lean file",
+            description=CHECK_DESCRIPTION,
+            http_route="POST /v1/check",
+            request_model=CheckRequest,
+            response_model=CheckResponse,
+            call=checker.check if checker is not None else check_disabled,
+            render=render_check,
+            enabled=checker is not None,
         ),
     ]
