@@ -147,6 +147,16 @@ def test_search_response_shape(engine: Engine, root: Path) -> None:
     assert (body["next_cursor"], body["total_matches"], body["hidden_matches"]) == (None, 1, 0)
 
 
+
+def test_a_repeated_prefix_gives_a_reason_each_time(engine: Engine) -> None:
+    """Reasons follow the request as given: a prefix named twice matches twice."""
+    [result] = search(engine, name_contains="add_comm", namespace_prefixes=["Nat", "Nat"]).results
+    assert [(r.filter, r.value) for r in result.match_reasons] == [
+        ("name_contains", "add_comm"),
+        ("namespace_prefix", "Nat"),
+        ("namespace_prefix", "Nat"),
+    ]
+
 def test_inspect_response_shape(engine: Engine) -> None:
     body = json.loads(engine.inspect(InspectRequest(environment="sample", declaration_name="Nat.add_comm")).model_dump_json())
     assert set(body) == INSPECT_KEYS
@@ -209,10 +219,16 @@ def test_catalog_unavailable_when_only_the_manifest_exists(tmp_path: Path) -> No
 # --- invalid requests -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fields", [{}, {"flags": {}}, {"flags": {"instance": None}}, {"case_sensitive": False}])
+@pytest.mark.parametrize("fields", [{}, {"case_sensitive": False}, {"result_limit": 3}])
 def test_a_search_without_any_filter_is_refused(engine: Engine, fields: dict[str, Any]) -> None:
     error = refused(lambda: search(engine, **fields), ErrorCode.INVALID_REQUEST)
     assert "name_contains" in error.message and "namespace_prefixes" in error.message
+
+
+@pytest.mark.parametrize("flags", [{}, {"instance": None}])
+def test_a_flag_filter_names_some_flag_true_or_false(flags: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        SearchRequest(environment="SAMPLE", flags=flags)
 
 
 @pytest.mark.parametrize(

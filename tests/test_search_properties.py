@@ -299,7 +299,7 @@ def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[s
         if "namespace_prefixes" in query:
             hits = [
                 p
-                for p in dict.fromkeys(query["namespace_prefixes"])  # a repeated prefix is one reason
+                for p in query["namespace_prefixes"]  # a repeated prefix gives its reason each time
                 if len(components) > len(prefixes[p]) and components[: len(prefixes[p])] == prefixes[p]
             ]
             if not hits:

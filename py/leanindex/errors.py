@@ -31,6 +31,9 @@ class ErrorCode(StrEnum):
     BUSY = "busy"
     BACKEND_ERROR = "backend_error"
     NOT_RECORDED = "not_recorded"
+    STORAGE_FULL = "storage_full"
+    IO_ERROR = "io_error"
+    INTERNAL_ERROR = "internal_error"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -49,6 +52,9 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.BUSY: 429,
     ErrorCode.BACKEND_ERROR: 502,
     ErrorCode.NOT_RECORDED: 409,
+    ErrorCode.STORAGE_FULL: 507,
+    ErrorCode.IO_ERROR: 500,
+    ErrorCode.INTERNAL_ERROR: 500,
 }
 
 class Outcome(StrEnum):
@@ -97,6 +103,9 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.BUSY: 10,
     ErrorCode.BACKEND_ERROR: 11,
     ErrorCode.NOT_RECORDED: 3,
+    ErrorCode.STORAGE_FULL: 16,
+    ErrorCode.IO_ERROR: 17,
+    ErrorCode.INTERNAL_ERROR: 18,
 }
 
 

@@ -12,7 +12,7 @@ from copy import copy
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, create_model, field_validator, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, create_model, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -29,10 +29,25 @@ ProfileId = Annotated[
     StringConstraints(pattern=PROFILE_ID_PATTERN),
     Field(description="Profile id such as CORE or MATHLIB; case-insensitive."),
 ]
+#: What `names.parse_name` reads (the engine refuses any other name with `invalid_request`), as
+#: a JSON Schema pattern: dot-separated components, each `«...»` (no `»` inside), a number
+#: without a leading zero, or text without `.`, `«` and `»` that is not all ASCII digits.
+_COMPONENT = r"(?:«[^»]*»|0|[1-9][0-9]*|[0-9]*[^.«»0-9][^.«»]*)"
+NAME_PATTERN = rf"^{_COMPONENT}(?:\.{_COMPONENT})*$"
+
 DeclarationName = Annotated[
     str,
     StringConstraints(min_length=1, max_length=1024),
-    Field(description="A full Lean name as Lean prints it, e.g. `Nat.add_comm` or `Foo.«bar baz»`."),
+    # In the schema only: the engine's parser enforces it with a message naming the fault.
+    Field(
+        description="A full Lean name as Lean prints it, e.g. `Nat.add_comm` or `Foo.«bar baz»`.",
+        json_schema_extra={"pattern": NAME_PATTERN},
+    ),
+]
+ModuleName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=1024),
+    Field(description="A module name, e.g. `Mathlib.Analysis`."),
 ]
 
 
@@ -100,11 +115,18 @@ class EnvironmentIdentity(Frozen):
 ConstantNames = Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
 
 
+def one_of_required(names: list[str], schema: dict[str, Any]) -> None:
+    """Add to a JSON Schema the rule a model enforces: one of `names` is given and not null."""
+    schema["anyOf"] = [{"required": [name], "properties": {name: {"not": {"type": "null"}}}} for name in names]
+
+
 class TypePattern(Frozen):
     """Constants that must all occur in a declaration's elaborated type (`constants`) and in its
     conclusion, the type after its leading `∀`/`→` binders (`conclusion`); at least one of the
     two. Exact names (a partly qualified one resolves when exactly one constant ends with it),
     no unification and no notation matching."""
+
+    model_config = ConfigDict(json_schema_extra=lambda schema: one_of_required(["constants", "conclusion"], schema))
 
     constants: ConstantNames | None = None
     conclusion: ConstantNames | None = None
@@ -125,24 +147,50 @@ SEARCH_FLAGS: dict[str, str] = {
     )
 }
 
+def _some_flag(flags: Any) -> Any:
+    if all(value is None for value in flags.model_dump().values()):
+        raise ValueError("give at least one flag")
+    return flags
+
+
 FlagFilter = create_model(
     "FlagFilter",
     __base__=Frozen,
     __module__=__name__,
-    __doc__="Flags a declaration must have (`true`) or must not have (`false`); a key left out does not matter.",
-    **{key: (bool | None, None) for key in SEARCH_FLAGS},
+    __doc__="Flags a declaration must have (`true`) or must not have (`false`); a key left out does not matter; at least one key.",
+    __validators__={"_some": model_validator(mode="after")(_some_flag)},
+    # A key is `true` or `false`; leaving it out (not null) is how it does not matter.
+    **{key: (bool, Field(default=None, json_schema_extra=lambda schema: schema.pop("default", None))) for key in SEARCH_FLAGS},
 )
+FlagFilter.model_config["json_schema_extra"] = {"minProperties": 1}
+FlagFilter.model_rebuild(force=True)
 
-NameFragment = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+NameFragment = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=256),
+    # In the schema only: `SearchRequest._no_nul` enforces it with its own message.
+    Field(json_schema_extra={"pattern": "^[^\\u0000]*$"}),
+]
+
+
+#: The fields of a search that are not filters; every other field is one, and a search needs one.
+NOT_FILTERS: tuple[str, ...] = ("environment", "case_sensitive", "result_limit", "after")
+
+
+def _one_filter_required(schema: dict[str, Any]) -> None:
+    """State in the JSON Schema what the engine enforces: some filter field is given, not null."""
+    one_of_required([name for name in schema["properties"] if name not in NOT_FILTERS], schema)
 
 
 class SearchRequest(Frozen):
     """A bounded search (`lean.declaration.search`, `POST /v1/declarations/search`).
 
-    At least one filter (any field but `environment`, `case_sensitive`, `result_limit` and
-    `after`) is required; all given filters must hold. `after` is the `next_cursor` of a
-    previous response with the same filters.
+    At least one filter (any field but `NOT_FILTERS`) is required (stated in the JSON Schema as
+    `anyOf`; the engine refuses a request without one); all given filters must hold. `after` is
+    the `next_cursor` of a previous response with the same filters.
     """
+
+    model_config = ConfigDict(json_schema_extra=_one_filter_required)
 
     environment: ProfileId
     name_contains: NameFragment | Annotated[list[NameFragment], Field(min_length=1, max_length=8)] | None = Field(
@@ -155,7 +203,7 @@ class SearchRequest(Frozen):
         description="A name matches when one prefix's components are a proper leading part of its components.",
     )
     kinds: Annotated[list[Kind], Field(min_length=1, max_length=8)] | None = None
-    module_prefixes: Annotated[list[DeclarationName], Field(min_length=1, max_length=16)] | None = Field(
+    module_prefixes: Annotated[list[ModuleName], Field(min_length=1, max_length=16)] | None = Field(
         default=None, description="A module matches when it equals a prefix or lies under one."
     )
     flags: FlagFilter | None = None  # type: ignore[valid-type]

@@ -25,12 +25,12 @@ from typing import Any
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from ..errors import LeanIndexError
 from ..validation import invalid_request
 from ..version import __version__
+from .stdio import checked_stdio_server
 from .tools import ToolNaming, ToolSpec, render_error
 
 SERVER_NAME = "leanindex"
@@ -45,8 +45,10 @@ log = logging.getLogger("leanindex.mcp")
 
 
 def compact_schema(schema: Any) -> Any:
-    """`schema` as agents are shown it: titles, descriptions and null defaults left out, and
-    `null` dropped from a field's options (leaving a field out means the same). The tool's
+    """`schema` as agents are shown it: titles, descriptions, string patterns and lengths (the
+    name grammar and its bounds; the request model checks them) and null defaults left out, and
+    `null` dropped from a field's options and "not null" constraints (leaving a field out means
+    the same). The tool's
     description says what the fields mean; the request model still validates every call."""
     if isinstance(schema, list):
         return [compact_schema(item) for item in schema]
@@ -55,8 +57,13 @@ def compact_schema(schema: Any) -> Any:
     out = {
         key: compact_schema(value)
         for key, value in schema.items()
-        if key not in ("title", "description") and not (key == "default" and value is None)
+        if key not in ("title", "description", "pattern", "minLength", "maxLength") and not (key == "default" and value is None)
     }
+    # "not null" constraints go with the null options: a property is left out, never null.
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {name: value for name, value in out["properties"].items() if value != {"not": {"type": "null"}}}
+        if not out["properties"]:
+            del out["properties"]
     options = out.get("anyOf")
     if options is not None:
         rest = [option for option in options if option != {"type": "null"}]
@@ -164,7 +171,8 @@ async def serve_stdio(server: Server[Any]) -> None:
     """Serve `server` over stdin/stdout until the client closes stdin.
 
     The SDK's `stdio_server` moves the protocol onto private descriptors and points fd 1 at
-    stderr while it runs, so nothing but protocol frames reaches the real stdout.
+    stderr while it runs, so nothing but protocol frames reaches the real stdout; its stdin is
+    read through `service.stdio.checked_stdio_server`, so every line gets an answer.
     """
-    async with stdio_server() as (read_stream, write_stream):
+    async with checked_stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
