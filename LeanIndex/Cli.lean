@@ -3,7 +3,7 @@ import Lean
 /-!
 # Command-line arguments
 
-`leanindex-extract [--out FILE] [--with-values] [--threads N] MODULE...`
+`leanindex-extract [--out FILE] [--without-values] [--threads N] MODULE...`
 -/
 
 namespace LeanIndex
@@ -12,8 +12,8 @@ namespace LeanIndex
 structure Config where
   /-- File to write; `none` writes to standard output. -/
   out? : Option System.FilePath := none
-  /-- Also record the constants used by each value. -/
-  withValues : Bool := false
+  /-- Record the constants used by each value (on unless `--without-values`). -/
+  withValues : Bool := true
   /-- Number of pretty-printing workers. -/
   threads : Nat := 4
   /-- Modules to import, in the order given. -/
@@ -21,7 +21,7 @@ structure Config where
 
 /-- One-line usage, printed after an argument error. -/
 def usage : String :=
-  "usage: leanindex-extract [--out FILE] [--with-values] [--threads N] MODULE..."
+  "usage: leanindex-extract [--out FILE] [--without-values] [--threads N] MODULE..."
 
 /-- Reads the arguments; an error carries a message for the user. -/
 def parseArgs (args : List String) : Except String Config :=
@@ -32,7 +32,7 @@ where
     | [], cfg =>
       if cfg.modules.isEmpty then .error "no module given" else .ok cfg
     | "--out" :: file :: rest, cfg => go rest { cfg with out? := some ⟨file⟩ }
-    | "--with-values" :: rest, cfg => go rest { cfg with withValues := true }
+    | "--without-values" :: rest, cfg => go rest { cfg with withValues := false }
     | "--threads" :: n :: rest, cfg =>
       match n.toNat? with
       | some k =>

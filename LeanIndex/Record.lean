@@ -5,7 +5,7 @@ import LeanIndex.Flags
 # NDJSON records
 
 Builds the `header`, `declaration` and `footer` records of the stream format
-`leanindex.declarations/v1`. Each record is rendered with `Json.compress`, which escapes
+`leanindex.declarations/v2`. Each record is rendered with `Json.compress`, which escapes
 strings as JSON requires and never breaks a line.
 -/
 
@@ -14,7 +14,7 @@ namespace LeanIndex
 open Lean
 
 /-- Identifier of the stream format. -/
-def formatId : String := "leanindex.declarations/v1"
+def formatId : String := "leanindex.declarations/v2"
 
 /-- Name of this extractor, written in the header. -/
 def extractorName : String := "leanindex-extract"
@@ -103,12 +103,20 @@ structure DeclRecord where
   range? : Option DeclarationRange
   /-- Flags. -/
   flags : Flags
-  /-- Constants used by the value; only with `--with-values`. -/
+  /-- Constants used by the value; left out with `--without-values`. -/
   valueConstants? : Option (Array String)
+
+/-- The conclusion of a type: what is left after its leading `∀` and `→` binders (metadata
+around a binder skipped). Bound variables stay loose; only its constants and head are used. -/
+partial def conclusionOf (e : Expr) : Expr :=
+  match e.consumeMData with
+  | .forallE _ _ body _ => conclusionOf body
+  | e' => e'
 
 /-- The `declaration` record of `d`. -/
 def DeclRecord.render (d : DeclRecord) : Json :=
   let n := d.info.name
+  let conclusion := conclusionOf d.info.type
   let fields : List (String × Json) := [
     ("record", Json.str "declaration"),
     ("name", Json.str n.toString),
@@ -117,6 +125,8 @@ def DeclRecord.render (d : DeclRecord) : Json :=
     ("module", orNull (fun m => Json.str m.toString) d.module?),
     ("type", Json.str d.type),
     ("type_constants", strArray (sortedNameStrings d.info.type.getUsedConstants)),
+    ("conclusion_constants", strArray (sortedNameStrings conclusion.getUsedConstants)),
+    ("conclusion_head", orNull (fun c => Json.str c.toString) conclusion.getAppFn.consumeMData.constName?),
     ("level_params", nameArray d.info.levelParams.toArray),
     ("doc", orNull Json.str d.doc?),
     ("range", orNull rangeJson d.range?),

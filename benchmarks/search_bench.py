@@ -13,7 +13,9 @@ Usage: `python benchmarks/search_bench.py [--declarations 800000] [--queries 200
   A brute-force baseline (pyarrow compute over the same Parquet table: substring match, list
   membership counts, masks) answers a sample of the same queries in the same run; the ratio is
   baseline p50 / engine p50. Every baseline answer is also compared with the engine's
-  `total_matches`, so the two cannot silently disagree.
+  `total_matches`, so the two cannot silently disagree. A second baseline in the same run is
+  DuckDB SQL over the same Parquet file as a user would write it (`LIKE`/`ILIKE`,
+  `list_has_all`, `starts_with`), checked the same way.
 - Serving RSS: peak RSS of the process that ran all queries.
 - With `--mathlib-archive`, the same classes run on the real Mathlib catalog imported from
   doc-gen4 output (import time reported too).
@@ -118,25 +120,42 @@ class Baseline:
     """Brute force over the canonical Parquet table with pyarrow compute (no index)."""
 
     def __init__(self, parquet: Path):
-        table = pq.read_table(parquet, columns=["name", "kind", "module", "type_constants", "is_private", "is_internal"])
+        columns = ["name", "kind", "module", "type_constants", "is_private", "is_internal", "is_instance", "is_class", "is_structure",
+                   "is_deprecated", "is_unsafe", "conclusion_constants", "conclusion_head", "value_constants"]
+        table = pq.read_table(parquet, columns=columns)
+        self.table = table
         self.names = table["name"].combine_chunks()
         self.kinds = table["kind"].combine_chunks()
         self.modules = table["module"].combine_chunks()
-        self.constants = table["type_constants"].combine_chunks()
-        self.flat = pc.list_flatten(self.constants)
-        self.parents = pc.list_parent_indices(self.constants).to_numpy()
+        self.lists = {
+            column: (pc.list_flatten(table[column].combine_chunks()), pc.list_parent_indices(table[column].combine_chunks()).to_numpy())
+            for column in ("type_constants", "conclusion_constants", "value_constants")
+        }
         self.hidden = pc.or_(table["is_private"], table["is_internal"]).combine_chunks().to_numpy(zero_copy_only=False)
         self.components = [parse_name(n) for n in table["name"].to_pylist()]
 
+    def _all_in(self, column: str, wanted: list[str]) -> np.ndarray:
+        flat, parents = self.lists[column]
+        hits = pc.is_in(flat, value_set=pa.array(wanted)).to_numpy(zero_copy_only=False)
+        return np.bincount(parents[hits], minlength=len(self.names)) == len(wanted)
+
     def count(self, request: SearchRequest) -> int:
         mask = np.ones(len(self.names), dtype=bool)
-        if request.name_contains is not None:
-            mask &= pc.match_substring(self.names, request.name_contains).to_numpy(zero_copy_only=False)
+        for fragment in request.name_fragments():
+            mask &= pc.match_substring(self.names, fragment, ignore_case=not request.case_sensitive).to_numpy(zero_copy_only=False)
         if request.type_pattern is not None:
-            wanted = list(dict.fromkeys(request.type_pattern.constants))
-            hits = pc.is_in(self.flat, value_set=pa.array(wanted)).to_numpy(zero_copy_only=False)
-            per_row = np.bincount(self.parents[hits], minlength=len(self.names))
-            mask &= per_row == len(wanted)
+            for column, given in (("type_constants", request.type_pattern.constants), ("conclusion_constants", request.type_pattern.conclusion)):
+                if given:
+                    mask &= self._all_in(column, list(dict.fromkeys(given)))
+        if request.instances_of:
+            mask &= pc.fill_null(pc.equal(self.table["conclusion_head"], request.instances_of), False).to_numpy(zero_copy_only=False)
+            mask &= self.table["is_instance"].to_numpy()
+        if request.uses_constants:
+            mask &= self._all_in("value_constants", list(dict.fromkeys(request.uses_constants)))
+        if request.flags is not None:
+            for key, value in request.flags.model_dump().items():
+                if value is not None:
+                    mask &= self.table[f"is_{key}"].to_numpy() == value
         if request.kinds:
             mask &= pc.is_in(self.kinds, value_set=pa.array([k.value for k in request.kinds])).to_numpy(zero_copy_only=False)
         if request.module_prefixes:
@@ -151,6 +170,51 @@ class Baseline:
             mask = np.zeros(len(self.names), dtype=bool)
             mask[keep] = True
         return int((mask & ~self.hidden).sum())
+
+
+class DuckdbBaseline:
+    """The same counts as a user would write them in DuckDB SQL over the same Parquet file
+    (`LIKE`, `list_has_all`, `starts_with`), one query per request."""
+
+    def __init__(self, parquet: Path):
+        import duckdb
+
+        self.con = duckdb.connect()
+        self.con.execute(f"CREATE VIEW d AS SELECT * FROM read_parquet('{parquet}')")
+
+    def sql(self, request: SearchRequest) -> tuple[str, list]:
+        where, params = ["NOT (is_private OR is_internal)"], []
+        for fragment in request.name_fragments():
+            where.append("name LIKE ? ESCAPE '\\'" if request.case_sensitive else "name ILIKE ? ESCAPE '\\'")
+            params.append("%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        if request.type_pattern is not None:
+            for column, given in (("type_constants", request.type_pattern.constants), ("conclusion_constants", request.type_pattern.conclusion)):
+                if given:
+                    where.append(f"list_has_all({column}, ?)")
+                    params.append(list(given))
+        if request.instances_of:
+            where.append("is_instance AND conclusion_head = ?")
+            params.append(request.instances_of)
+        if request.uses_constants:
+            where.append("list_has_all(value_constants, ?)")
+            params.append(list(request.uses_constants))
+        if request.flags is not None:
+            where += [f"is_{key} = {str(value).lower()}" for key, value in request.flags.model_dump().items() if value is not None]
+        if request.kinds:
+            where.append("kind IN (" + ", ".join("?" for _ in request.kinds) + ")")
+            params += [k.value for k in request.kinds]
+        if request.module_prefixes:
+            where.append("(" + " OR ".join("(module = ? OR starts_with(module, ?))" for _ in request.module_prefixes) + ")")
+            for p in request.module_prefixes:
+                params += [p, p + "."]
+        if request.namespace_prefixes:
+            where.append("(" + " OR ".join("starts_with(name, ?)" for _ in request.namespace_prefixes) + ")")
+            params += [p + "." for p in request.namespace_prefixes]
+        return "SELECT count(*) FROM d WHERE " + " AND ".join(where), params
+
+    def count(self, request: SearchRequest) -> int:
+        query, params = self.sql(request)
+        return int(self.con.execute(query, params).fetchone()[0])
 
 
 def _query_classes(engine: Engine, profile: str, queries: int, seed: int) -> dict[str, list[SearchRequest]]:
@@ -192,22 +256,53 @@ def _query_classes(engine: Engine, profile: str, queries: int, seed: int) -> dic
             SearchRequest(environment=env, name_contains=common_substrings[i % len(common_substrings)], namespace_prefixes=[namespaces[i % len(namespaces)]], kinds=["theorem"])
             for i in range(queries)
         ],
+        "browse_namespace_kind": [
+            SearchRequest(environment=env, namespace_prefixes=[namespaces[i % len(namespaces)]], kinds=["theorem"]) for i in range(queries)
+        ],
+        "flag_filter": [
+            SearchRequest(environment=env, flags=[{"instance": True}, {"class": True}, {"deprecated": True, "instance": False}][i % 3], kinds=[["definition"], ["theorem"], ["inductive"]][i % 3])
+            for i in range(queries)
+        ],
+        "name_two_fragments_ci": [
+            SearchRequest(environment=env, name_contains=[common_substrings[i % 4].upper(), common_substrings[4 + i % 4]], case_sensitive=False)
+            for i in range(queries)
+        ],
     }
+    head_counts = np.bincount(np.asarray(index.head)[np.asarray(index.head) >= 0], minlength=len(catalog.constant_names))
+    conclusion_counts = np.diff(np.asarray(index.conclusion_postings_offsets))
+    value_counts = np.diff(np.asarray(index.value_postings_offsets))
+    if conclusion_counts.sum():
+        in_conclusions = [catalog.constant_names[i] for i in np.argsort(-conclusion_counts)[:200]]
+        classes["conclusion"] = [SearchRequest(environment=env, type_pattern={"conclusion": [in_conclusions[i % len(in_conclusions)]]}) for i in range(queries)]
+        heads = [catalog.constant_names[i] for i in np.argsort(-head_counts)[:200] if head_counts[i]]
+        classes["instances_of"] = [SearchRequest(environment=env, instances_of=heads[i % len(heads)]) for i in range(queries)]
+    if value_counts.sum():
+        used = [catalog.constant_names[i] for i in np.argsort(-value_counts)[:200]]
+        classes["uses_constants"] = [SearchRequest(environment=env, uses_constants=[used[i % len(used)]]) for i in range(queries)]
     return classes
 
 
-def _time_baseline(baseline: Baseline, classes: dict[str, list[SearchRequest]], results: dict, sample: int) -> None:
-    """Add baseline p50 and the ratio to each class of `results`, checking every count."""
+def _time_baseline(baseline: Baseline | DuckdbBaseline, classes: dict[str, list[SearchRequest]], results: dict, sample: int, key: str = "baseline") -> None:
+    """Add the baseline's p50 and the ratio to each class of `results` (under `key`), checking
+    every count against the engine's total."""
     for label, requests in classes.items():
         base = []
-        for r, total in zip(requests[:sample], results[label].pop("totals")):
+        for r, total in zip(requests[:sample], results[label]["totals"]):
             start = time.perf_counter()
             count = baseline.count(r)
             base.append((time.perf_counter() - start) * 1000)
             if count != total:
-                raise SystemExit(f"baseline disagrees on {r.model_dump(exclude_none=True)}: {count} != {total}")
-        results[label]["baseline_p50_ms"] = statistics.median(base)
-        results[label]["speedup_vs_baseline"] = results[label]["baseline_p50_ms"] / max(results[label]["p50_ms"], 1e-6)
+                raise SystemExit(f"{key} disagrees on {r.model_dump(exclude_none=True)}: {count} != {total}")
+        results[label][f"{key}_p50_ms"] = statistics.median(base)
+        results[label][f"speedup_vs_{key}"] = results[label][f"{key}_p50_ms"] / max(results[label]["p50_ms"], 1e-6)
+
+
+def _time_baselines(parquet: Path, classes: dict[str, list[SearchRequest]], results: dict, sample: int) -> None:
+    """Both baselines over `parquet`; the engine's totals are dropped from `results` after."""
+    _time_baseline(Baseline(parquet), classes, results, sample)
+    _time_baseline(DuckdbBaseline(parquet), classes, results, sample, key="duckdb")
+    for label in classes:
+        results[label].pop("totals")
 
 
 def _time_classes(engine: Engine, profile: str, classes: dict[str, list[SearchRequest]]) -> dict:
@@ -254,12 +349,14 @@ def engine_count(root: Path, profile: str) -> int:
 
 def _print(title: str, results: dict) -> None:
     print(f"\n== {title}")
-    print(f"{'class':22} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'base p50':>9} {'ratio':>7} {'matches':>8}")
+    print(f"{'class':22} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'base p50':>9} {'ratio':>7} {'duck p50':>9} {'ratio':>7} {'matches':>8}")
     for label, e in results.items():
-        base = f"{e['baseline_p50_ms']:9.1f}" if "baseline_p50_ms" in e else f"{'':9}"
-        ratio = f"{e['speedup_vs_baseline']:6.0f}x" if "speedup_vs_baseline" in e else f"{'':7}"
+        cells = []
+        for key in ("baseline", "duckdb"):
+            cells.append(f"{e[f'{key}_p50_ms']:9.1f}" if f"{key}_p50_ms" in e else f"{'':9}")
+            cells.append(f"{e[f'speedup_vs_{key}']:6.0f}x" if f"speedup_vs_{key}" in e else f"{'':7}")
         total = f"{e.get('median_total_matches', ''):>8}"
-        print(f"{label:22} {e['p50_ms']:8.2f} {e['p95_ms']:8.2f} {e['p99_ms']:8.2f} {base} {ratio} {total}")
+        print(f"{label:22} {e['p50_ms']:8.2f} {e['p95_ms']:8.2f} {e['p99_ms']:8.2f} {' '.join(cells)} {total}")
 
 
 def main() -> None:
@@ -290,7 +387,7 @@ def main() -> None:
         report["synthetic"] = _time_classes(engine, "synthetic", classes)
         report["serving_peak_rss_mb"] = _peak_rss_mb()
         engine.close()
-        _time_baseline(Baseline(root / "catalog" / "synthetic" / "declarations.parquet"), classes, report["synthetic"], args.baseline_sample)
+        _time_baselines(root / "catalog" / "synthetic" / "declarations.parquet", classes, report["synthetic"], args.baseline_sample)
         _print(f"synthetic catalog, {engine_count(root, 'synthetic'):,} declarations", report["synthetic"])
         print(f"serving process peak RSS (engine, all queries, before the baseline loads): {report['serving_peak_rss_mb']:.0f} MB")
         if args.mathlib_archive:
@@ -302,7 +399,7 @@ def main() -> None:
             classes = _query_classes(engine, "mathlib", args.queries, seed=12)
             report["mathlib"] = _time_classes(engine, "mathlib", classes)
             engine.close()
-            _time_baseline(Baseline(root / "catalog" / "mathlib" / "declarations.parquet"), classes, report["mathlib"], args.baseline_sample)
+            _time_baselines(root / "catalog" / "mathlib" / "declarations.parquet", classes, report["mathlib"], args.baseline_sample)
             _print(f"Mathlib (doc-gen4, {imported['count']:,} declarations)", report["mathlib"])
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")

@@ -67,7 +67,8 @@ def _names(rng: np.random.Generator, n: int) -> list[tuple[str | int, ...]]:
 
 
 def synthetic_stream(n: int, seed: int = 7, n_constants: int = 60_000) -> Iterator[bytes]:
-    """NDJSON lines (bytes) of a valid `leanindex.declarations/v1` stream of `n` declarations."""
+    """NDJSON lines (bytes) of a valid `leanindex.declarations/v2` stream of `n` declarations
+    (conclusions and value constants recorded, as the Lean extractor does by default)."""
     rng = np.random.default_rng(seed)
     names = sorted(_names(rng, n), key=name_sort_key)
     printed = [format_name(c) for c in names]
@@ -80,7 +81,7 @@ def synthetic_stream(n: int, seed: int = 7, n_constants: int = 60_000) -> Iterat
     yield json.dumps(
         {
             "record": "header",
-            "format": "leanindex.declarations/v1",
+            "format": "leanindex.declarations/v2",
             "extractor": {"name": "leanindex-synthetic", "version": "1"},
             "lean": {"version": "4.35.0", "githash": None},
             "imports": ["Mathlib"],
@@ -90,8 +91,12 @@ def synthetic_stream(n: int, seed: int = 7, n_constants: int = 60_000) -> Iterat
     counts = rng.integers(3, 41, size=n)
     draws = order[rng.choice(len(constants), size=int(counts.sum()), p=weights)]
     bounds = np.concatenate([[0], np.cumsum(counts)])
+    value_counts = rng.integers(0, 9, size=n)
+    value_draws = order[rng.choice(len(constants), size=8 * n, p=weights)]
     for i, (components, name) in enumerate(zip(names, printed)):
         type_constants = sorted({constants[int(p)] for p in draws[bounds[i] : bounds[i + 1]]})
+        conclusion = sorted(set(type_constants[-3:]))
+        values = sorted({constants[int(p)] for p in value_draws[i * 8 : i * 8 + int(value_counts[i])]})
         private = components[0] == "_private"
         internal = not private and isinstance(components[-1], str) and (components[-1].startswith("_") or components[-1] == "match_1")
         line = int(rng.integers(1, 3000))
@@ -103,13 +108,16 @@ def synthetic_stream(n: int, seed: int = 7, n_constants: int = 60_000) -> Iterat
             "module": modules[int(rng.integers(len(modules)))],
             "type": "∀ {α : Type u_1} [inst : " + " ".join(type_constants[:6]) + " α] (x y : α), " + " = ".join(type_constants[-3:]),
             "type_constants": type_constants,
+            "conclusion_constants": conclusion,
+            "conclusion_head": conclusion[0] if conclusion and i % 5 else None,
+            "value_constants": values,
             "level_params": ["u_1"],
             "doc": ("Synthetic docstring for " + name + ". " * 3) if i % 3 == 0 else None,
             "range": {"start": {"line": line, "column": 0}, "end": {"line": line + 5, "column": 20}},
             "is_private": private,
             "is_internal": internal,
             "is_instance": i % 17 == 0,
-            "is_class": False,
+            "is_class": i % 97 == 0,
             "is_structure": False,
             "is_unsafe": False,
             "is_deprecated": i % 101 == 0,

@@ -17,7 +17,7 @@ from typing import Any
 from leanindex.catalog.builder import build_catalog
 from leanindex.catalog.manifest import Manifest
 from leanindex.names import format_name
-from leanindex.records import FLAG_FIELDS, DeclarationRecord
+from leanindex.records import FLAG_FIELDS, STREAM_FORMAT, DeclarationRecord
 
 MODULES = ["Init.Core", "Init.Data.Nat.Basic", "Init.Prelude"]
 
@@ -26,7 +26,7 @@ def header(modules: list[str] | None = None, **fields: Any) -> dict[str, Any]:
     """A valid header record; `fields` override or add keys."""
     record = {
         "record": "header",
-        "format": "leanindex.declarations/v1",
+        "format": STREAM_FORMAT,
         "extractor": {"name": "leanindex-tests", "version": "1"},
         "lean": {"version": "4.35.0", "githash": "0" * 40},
         "imports": ["Init"],

@@ -23,7 +23,8 @@ from leanindex.cli import main
 from leanindex.engine import Engine
 from leanindex.errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from leanindex.checker.models import CheckRequest, CheckResponse
-from leanindex.models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from leanindex.service.mcp import compact_schema
+from leanindex.models import EnvironmentsRequest, InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
 from streamkit import build, declaration
 
@@ -122,7 +123,7 @@ SHAPE_ERRORS = [
     ("unknown record", {**GOOD, "record": "comment"}),
     ("footer count as bool", {"record": "footer", "count": True}),
     ("footer count negative", {"record": "footer", "count": -1}),
-    ("header of another format", {"record": "header", "format": "leanindex.declarations/v2", "extractor": {"name": "x", "version": "1"}, "lean": {"version": "4", "githash": None}, "imports": [], "modules": []}),
+    ("header of another format", {"record": "header", "format": "leanindex.declarations/v3", "extractor": {"name": "x", "version": "1"}, "lean": {"version": "4", "githash": None}, "imports": [], "modules": []}),
 ]
 
 
@@ -205,17 +206,47 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     assert document["server"] == "leanindex"
     assert set(tools) == {
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
-        "lean.check", "lean_check",
+        "lean.environments", "lean_environments", "lean.check", "lean_check",
     }
     for name, request, response in [
         ("lean_declaration_search", SearchRequest, SearchResponse),
         ("lean.declaration.inspect", InspectRequest, InspectResponse),
+        ("lean.environments", EnvironmentsRequest, None),
         ("lean.check", CheckRequest, CheckResponse),
     ]:
-        assert tools[name]["inputSchema"] == request.model_json_schema()
-        assert tools[name]["outputSchema"] == response.model_json_schema(mode="serialization")
+        assert tools[name]["inputSchema"] == compact_schema(request.model_json_schema())
+        if response is None or name != "lean.check":
+            assert "outputSchema" not in tools[name]  # the query tools leave it out (size)
+        else:
+            assert tools[name]["outputSchema"] == response.model_json_schema(mode="serialization")
         assert tools[name]["annotations"]["readOnlyHint"] is True
         assert tools[name]["annotations"]["idempotentHint"] is True
+
+
+QUERY_TOOLS = ["lean.declaration.search", "lean.declaration.inspect", "lean.environments"]
+
+
+@pytest.mark.parametrize("name", QUERY_TOOLS)
+def test_each_query_tool_costs_at_most_2_5_kb_of_an_agents_context(name: str) -> None:
+    tools = {tool["name"]: tool for tool in json.loads((API / "mcp-tools.json").read_text(encoding="utf-8"))["tools"]}
+    size = len(json.dumps(tools[name], ensure_ascii=False, separators=(",", ":")).encode())
+    print(f"{name}: {size} bytes")
+    assert size <= 2500
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"environment": "CORE", "name_contains": "add"},
+        {"environment": "CORE", "name_contains": ["add", "comm"], "case_sensitive": False, "flags": {"instance": True}},
+        {"environment": "CORE", "type_pattern": {"constants": ["Nat"]}, "kinds": ["theorem"], "result_limit": 50},
+    ],
+)
+def test_the_compact_search_schema_admits_what_the_model_admits(body: dict) -> None:
+    import jsonschema
+
+    SearchRequest.model_validate(body)
+    jsonschema.validate(body, compact_schema(SearchRequest.model_json_schema()))
 
 
 class _Checker:
@@ -243,7 +274,7 @@ def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None
     assert all(spec.enabled for spec in served.values())
     without = create_app(engine).state.tools
     assert [spec.name for spec in without.values()] == list(served)
-    assert [spec.name for spec in without.values() if spec.enabled] == ["lean.declaration.search", "lean.declaration.inspect"]
+    assert [spec.name for spec in without.values() if spec.enabled] == ["lean.declaration.search", "lean.declaration.inspect", "lean.environments"]
 
 
 def test_openapi_documents_the_error_object_and_no_422() -> None:

@@ -94,6 +94,8 @@ SEARCH_KEYS = IDENTITY_KEYS | {
     "total_matches",
     "hidden_matches",
     "unknown_constants",
+    "resolved_constants",
+    "suggestions",
 }
 RESULT_KEYS = {"name", "kind", "type", "namespace", "module", "range", "match_reasons"}
 INSPECT_KEYS = IDENTITY_KEYS | {
@@ -109,6 +111,11 @@ INSPECT_KEYS = IDENTITY_KEYS | {
     "type_constants",
     "value_constants",
     "flags",
+    "conclusion_constants",
+    "conclusion_head",
+    "uses",
+    "used_by_count",
+    "instance_count",
 }
 FLAG_KEYS = {"is_private", "is_internal", "is_instance", "is_class", "is_structure", "is_unsafe", "is_deprecated", "type_fallback"}
 
@@ -212,9 +219,16 @@ def test_catalog_unavailable_when_only_the_manifest_exists(tmp_path: Path) -> No
 # --- invalid requests -----------------------------------------------------------------------------
 
 
-def test_neither_name_nor_type_pattern(engine: Engine) -> None:
-    error = refused(lambda: search(engine, namespace_prefixes=["Nat"]), ErrorCode.INVALID_REQUEST)
-    assert "name_contains" in error.message
+@pytest.mark.parametrize("fields", [{}, {"case_sensitive": False}, {"result_limit": 3}])
+def test_a_search_without_any_filter_is_refused(engine: Engine, fields: dict[str, Any]) -> None:
+    error = refused(lambda: search(engine, **fields), ErrorCode.INVALID_REQUEST)
+    assert "name_contains" in error.message and "namespace_prefixes" in error.message
+
+
+@pytest.mark.parametrize("flags", [{}, {"instance": None}])
+def test_a_flag_filter_names_some_flag_true_or_false(flags: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        SearchRequest(environment="SAMPLE", flags=flags)
 
 
 @pytest.mark.parametrize(
@@ -480,7 +494,7 @@ def test_cli_inspect_json_is_exactly_the_model(engine: Engine, root: Path) -> No
 @pytest.mark.parametrize(
     ("args", "code"),
     [
-        (["search", "-e", "sample", "--namespace", "Nat"], ErrorCode.INVALID_REQUEST),
+        (["search", "-e", "sample"], ErrorCode.INVALID_REQUEST),
         (["search", "-e", "sample", "-n", "a", "--limit", "0"], ErrorCode.INVALID_REQUEST),
         (["search", "-e", "sample", "-n", "a", "--limit", "51"], ErrorCode.INVALID_REQUEST),
         (["search", "-e", "sample", *[a for i in range(9) for a in ("-c", f"C{i}")]], ErrorCode.INVALID_REQUEST),

@@ -93,7 +93,9 @@ def test_declaration_shape(declarations: list[dict[str, Any]], records: list[dic
         assert isinstance(d["type"], str) and "\n" not in d["type"], d["name"]
         assert d["type_constants"] == sorted(set(d["type_constants"])), d["name"]
         assert d["module"] is None or d["module"] in modules, d["name"]
-        assert "value_constants" not in d, "value_constants is written only with --with-values"
+        assert d["value_constants"] == sorted(set(d["value_constants"])), "value_constants are written by default"
+        assert set(d["conclusion_constants"]) <= set(d["type_constants"]), d["name"]
+        assert d["conclusion_head"] is None or d["conclusion_head"] in d["conclusion_constants"], d["name"]
         assert all(isinstance(c, (str, int)) and not isinstance(c, bool) for c in d["components"])
         rng = d["range"]
         if rng is not None:
@@ -105,6 +107,8 @@ def test_nat_add_comm(by_name: dict[str, dict[str, Any]]) -> None:
     assert d["kind"] == "theorem"
     assert d["module"].startswith("Init.")
     assert {"Eq", "HAdd.hAdd", "Nat"} <= set(d["type_constants"])
+    # `∀ (n m : Nat), n + m = m + n`: the conclusion is the equation, headed by Eq
+    assert (d["conclusion_head"], set(d["conclusion_constants"])) == ("Eq", {"Eq", "HAdd.hAdd", "Nat"})
     assert d["components"] == ["Nat", "add_comm"]
     assert not d["is_internal"] and not d["is_private"]
 

@@ -44,7 +44,7 @@ def build_args(box: Sandbox, profile: str = "demo", *extra: str) -> list[str]:
 
 
 def test_success_path_publishes_a_verified_catalog_with_environment_facts(sandbox: Sandbox) -> None:
-    result = run(*build_args(sandbox, "demo", "--with-values", "--threads", "2", "--json"))
+    result = run(*build_args(sandbox, "demo", "--without-values", "--threads", "2", "--json"))
     assert result.exit_code == 0, result.stderr + result.stdout
     manifest = verify_catalog(CatalogPaths.of(sandbox.root, "demo"))
     assert json.loads(result.stdout)["environment_digest"] == manifest.environment_digest
@@ -69,7 +69,7 @@ def test_success_path_publishes_a_verified_catalog_with_environment_facts(sandbo
     assert (sandbox.source, ["build", "leanindex-extract"]) in calls
     assert all(cwd == sandbox.project for cwd, args in calls if args[0] == "env")
     seen = json.loads(sandbox.args_log.read_text())
-    assert seen["args"] == ["--with-values", "--threads", "2", "Init"]
+    assert seen["args"] == ["--without-values", "--threads", "2", "Init"]
     assert seen["lean_path"].split(os.pathsep)[0] == str(sandbox.lean_path)
 
 

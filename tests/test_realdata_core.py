@@ -131,3 +131,21 @@ def test_kinds_and_flags_a_lean_user_knows(engine: Engine, name: str, kind: str,
     found = engine.inspect(InspectRequest(environment="CORE", declaration_name=name))
     assert found.kind.value == kind
     assert {flag for flag, value in found.flags.model_dump().items() if value} == flags
+
+
+def test_browsing_by_flag_and_instances_of_a_class(engine: Engine) -> None:
+    instances, total = _all_results(engine, flags={"instance": True}, namespace_prefixes=["Nat"])
+    assert total == len(instances) > 5
+    assert all(engine.inspect(InspectRequest(environment="CORE", declaration_name=r.name)).flags.is_instance for r in instances)
+    adds, _ = _all_results(engine, instances_of="Add")
+    assert "instAddNat" in {r.name for r in adds}
+    add = engine.inspect(InspectRequest(environment="CORE", declaration_name="Add"))
+    assert add.instance_count == len(adds)
+
+
+def test_partly_qualified_constants(engine: Engine) -> None:
+    ambiguous = engine.search(SearchRequest(environment="CORE", type_pattern={"constants": ["HAppend.hAppend", "length"]}))
+    [unknown] = ambiguous.unknown_constants
+    assert unknown.name == "length" and ambiguous.total_matches == 0
+    candidates = [s for s in unknown.suggestions if s.endswith(".length")]
+    assert {"List.length", "String.length"} <= set(candidates) and unknown.suggestions[: len(candidates)] == candidates

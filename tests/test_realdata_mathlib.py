@@ -95,3 +95,88 @@ def test_search_prime_theorems_under_nat(engine: Engine) -> None:
     assert response.total_matches > 100
     assert len(response.results) == 10 and response.next_cursor is not None
     assert all(r.name.startswith("Nat.") and "prime" in r.name and r.kind.value == "theorem" for r in response.results)
+
+
+# --- issue 11: browsing, flags, conclusions, instances, partly qualified names ------------------
+
+
+def search_all(engine: Engine, **fields) -> tuple[list, int]:
+    """Every result of a search (following cursors) and its total."""
+    results, after = [], None
+    while True:
+        page = engine.search(SearchRequest(environment="MATHLIB", result_limit=50, after=after, **fields))
+        results += page.results
+        after = page.next_cursor
+        if after is None:
+            return results, page.total_matches
+
+
+def test_browsing_a_namespace_by_kind_alone(engine: Engine) -> None:
+    results, total = search_all(engine, namespace_prefixes=["Nat.Prime"], kinds=["theorem"])
+    assert total == len(results) == 91  # the issue's figure
+    assert all(r.name.startswith("Nat.Prime.") and r.kind.value == "theorem" for r in results)
+
+
+def test_instances_of_group_and_the_class_instance_count(engine: Engine) -> None:
+    results, total = search_all(engine, instances_of="Group")
+    assert total == len(results) > 50
+    # doc-gen4 signatures: every such instance's type (after a binder's ` : `) is `Group ...`
+    assert all(" : Group " in r.type for r in results), [r.type for r in results if " : Group " not in r.type][:3]
+    group = engine.inspect(InspectRequest(environment="MATHLIB", declaration_name="Group"))
+    assert group.instance_count == total
+    assert {"conclusion_constants", "conclusion_head"} <= set(group.approximate_fields)
+
+
+def test_partly_qualified_constants(engine: Engine) -> None:
+    response = engine.search(SearchRequest(environment="MATHLIB", type_pattern={"constants": ["Measure.map"]}))
+    assert [(r.given, r.resolved) for r in response.resolved_constants] == [("Measure.map", "MeasureTheory.Measure.map")]
+    assert response.total_matches > 100 and response.unknown_constants == []
+    exact = engine.search(SearchRequest(environment="MATHLIB", type_pattern={"constants": ["MeasureTheory.Measure.map"]}))
+    assert exact.total_matches == response.total_matches
+    sqrt = engine.search(SearchRequest(environment="MATHLIB", type_pattern={"constants": ["sqrt"]}))
+    [unknown] = sqrt.unknown_constants
+    candidates = [s for s in unknown.suggestions if s.endswith(".sqrt")]
+    assert {"Real.sqrt", "NNReal.sqrt", "Nat.sqrt"} <= set(candidates)
+    assert unknown.suggestions[: len(candidates)] == candidates  # the candidates come first
+
+
+def test_notation_blind_spot_and_suggestions_of_an_empty_name_search(engine: Engine) -> None:
+    # `∑ x ∈ s, f x` links no Finset.sum in doc-gen4's signatures (README's figure)
+    assert engine.search(SearchRequest(environment="MATHLIB", type_pattern={"constants": ["Finset.sum"]})).total_matches == 52
+    empty = engine.search(SearchRequest(environment="MATHLIB", name_contains="sqrrt"))
+    assert empty.total_matches == 0 and any("sqrt" in s for s in empty.suggestions)
+
+
+def test_flags_fragments_case_and_conclusions(engine: Engine) -> None:
+    classes, total = search_all(engine, flags={"class": True}, namespace_prefixes=["MeasureTheory"])
+    assert total > 10 and all(engine.inspect(InspectRequest(environment="MATHLIB", declaration_name=r.name)).flags.is_class for r in classes[:20])
+    both = engine.search(SearchRequest(environment="MATHLIB", name_contains=["sum", "range"], result_limit=50))
+    assert both.total_matches > 0 and all("sum" in r.name and "range" in r.name for r in both.results)
+    folded = engine.search(SearchRequest(environment="MATHLIB", name_contains="SUM_RANGE", case_sensitive=False))
+    plain = engine.search(SearchRequest(environment="MATHLIB", name_contains="sum_range"))
+    assert folded.total_matches >= plain.total_matches > 0
+    concluding = engine.search(SearchRequest(environment="MATHLIB", type_pattern={"conclusion": ["Real.sqrt"]}))
+    anywhere = engine.search(SearchRequest(environment="MATHLIB", type_pattern={"constants": ["Real.sqrt"]}))
+    assert 0 < concluding.total_matches < anywhere.total_matches
+
+
+def test_dependencies_are_not_recorded_by_doc_gen4(engine: Engine) -> None:
+    from leanindex.errors import ErrorCode, LeanIndexError
+
+    with pytest.raises(LeanIndexError) as caught:
+        engine.search(SearchRequest(environment="MATHLIB", uses_constants=["Nat.Prime"]))
+    assert caught.value.code is ErrorCode.NOT_RECORDED
+    prime = engine.inspect(InspectRequest(environment="MATHLIB", declaration_name="Nat.Prime"))
+    assert prime.uses is None and prime.used_by_count is None
+
+
+def test_cli_prints_brackets_of_signatures(mathlib_build) -> None:
+    from click.testing import CliRunner
+
+    from leanindex.cli import main
+
+    root, _ = mathlib_build
+    result = CliRunner().invoke(main, ["search", "-e", "MATHLIB", "-n", "List.getElem_map", "--root", str(root)], terminal_width=400)
+    assert result.exit_code == 0, result.output
+    # the table may fold the type column; its text, spaces aside, keeps every `[...]`
+    assert "(mapfl)[i]=fl[i]" in "".join(result.output.split())

@@ -44,8 +44,11 @@ MODULES = [
     "Mathlib.AnalysisX",
     "Über.Modul",
 ]
-CONSTANTS = ["Eq", "HAdd.hAdd", "List", "List.length", "Nat", "Nat.succ", "True", "α", "Foo.«bar baz»", "ℕ"]
+CONSTANTS = ["Eq", "HAdd.hAdd", "List", "List.length", "Nat", "Nat.succ", "True", "α", "Foo.«bar baz»", "ℕ", "Int.succ"]
 UNKNOWN_CONSTANTS = ["Nat.lenght", "Zzz", "List.len"]
+VALUE_ONLY = ["Nat.rec", "propext"]  # constants that only values use
+# Partly qualified: one known constant ends with `length`, `hAdd`, `«bar baz»`; `succ` with two.
+PARTIAL_CONSTANTS = ["length", "hAdd", "«bar baz»", "succ"]
 
 # Namespaces names are built under, and the printed prefixes queries use with the components
 # the oracle takes them to mean (written out by hand, not parsed by the code under test).
@@ -111,6 +114,8 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
     out = []
     for components in all_names:
         private = components[0] == "_private"
+        type_constants = sorted(set(draw(st.lists(st.sampled_from(CONSTANTS), max_size=6))))
+        conclusion = sorted(set(draw(st.lists(st.sampled_from(type_constants), max_size=3)))) if type_constants else []
         internal = is_internal_name(components) and not private
         out.append(
             declaration(
@@ -118,10 +123,17 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
                 kind=draw(st.sampled_from(KINDS)),
                 module=draw(st.sampled_from([*MODULES, None])),
                 type="T",
-                type_constants=sorted(set(draw(st.lists(st.sampled_from(CONSTANTS), max_size=6)))),
+                type_constants=type_constants,
+                conclusion_constants=conclusion,
+                conclusion_head=draw(st.sampled_from([None, *conclusion])),
+                value_constants=sorted(set(draw(st.lists(st.sampled_from(CONSTANTS + VALUE_ONLY), max_size=4)))),
                 is_private=private,
                 is_internal=internal or draw(st.integers(0, 9)) == 0,  # ~10% marked internal by the source
                 is_instance=draw(st.booleans()),
+                is_class=draw(st.integers(0, 3)) == 0,
+                is_structure=draw(st.integers(0, 3)) == 0,
+                is_deprecated=draw(st.integers(0, 3)) == 0,
+                is_unsafe=draw(st.integers(0, 5)) == 0,
                 range=draw(st.one_of(st.none(), st.just({"start": {"line": 3, "column": 2}, "end": {"line": 4, "column": None}}))),
             )
         )
@@ -140,20 +152,36 @@ def queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> tuple[dict[str, Any]
     anchor = draw(st.sampled_from(recs))
     query: dict[str, Any] = {}
     prefixes: dict[str, tuple[Any, ...]] = {}
-    choice = draw(st.sampled_from(["substring", "substring", "substring", "random", "none"]))
-    if choice == "substring":
-        name = anchor["name"]
-        start = draw(st.integers(0, len(name) - 1))
-        end = draw(st.integers(start + 1, min(len(name), start + 3)))
-        query["name_contains"] = name[start:end]
-    elif choice == "random":
-        query["name_contains"] = draw(st.text(alphabet="adN._ℕ«»𝔸1", min_size=1, max_size=2))
-    if draw(st.booleans()) or "name_contains" not in query:
+    choice = draw(st.sampled_from(["substring", "substring", "substring", "random", "none", "browse"]))
+    fragments = []
+    for _ in range(draw(st.integers(1, 2))):
+        if choice == "substring":
+            name = anchor["name"]
+            start = draw(st.integers(0, len(name) - 1))
+            end = draw(st.integers(start + 1, min(len(name), start + 3)))
+            fragment = name[start:end]
+            fragments.append(fragment.swapcase() if draw(st.integers(0, 3)) == 0 else fragment)
+        elif choice == "random":
+            fragments.append(draw(st.text(alphabet="adNA._ℕ«»𝔸1", min_size=1, max_size=2)))
+    if fragments:
+        query["name_contains"] = fragments[0] if len(fragments) == 1 and draw(st.booleans()) else fragments
+        if draw(st.integers(0, 2)) == 0:
+            query["case_sensitive"] = False
+    if choice != "browse" and (draw(st.booleans()) or "name_contains" not in query):
         pool = anchor["type_constants"] if anchor["type_constants"] and draw(st.booleans()) else CONSTANTS[:6]
         constants = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
         if draw(st.integers(0, 5)) == 0:
-            constants.append(draw(st.sampled_from(CONSTANTS + UNKNOWN_CONSTANTS)))
-        query["type_pattern"] = {"constants": constants}
+            constants.append(draw(st.sampled_from(CONSTANTS + UNKNOWN_CONSTANTS + PARTIAL_CONSTANTS)))
+        where = draw(st.sampled_from(["constants", "constants", "conclusion", "both"]))
+        if where == "both":
+            query["type_pattern"] = {"constants": constants, "conclusion": draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))}
+        else:
+            query["type_pattern"] = {where: constants}
+    if draw(st.integers(0, 5)) == 0:
+        query["instances_of"] = draw(st.sampled_from([*(anchor["conclusion_constants"] or ["Nat"]), "Zzz", "length"]))
+    if draw(st.integers(0, 4)) == 0:
+        pool = anchor["value_constants"] or VALUE_ONLY
+        query["uses_constants"] = draw(st.lists(st.sampled_from([*pool, *VALUE_ONLY, "rec", "Zzz"]), min_size=1, max_size=2))
     if draw(st.integers(0, 2)) == 0:
         chosen = []
         for _ in range(draw(st.integers(1, 2))):
@@ -177,7 +205,20 @@ def queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> tuple[dict[str, Any]
             # a dotted prefix matches; the same text cut inside a component does not
             modules.append(cut if draw(st.booleans()) else cut[:-1] or cut)
         query["module_prefixes"] = modules
+    if draw(st.integers(0, 2)) == 0 or choice == "browse":
+        keys = draw(st.lists(st.sampled_from(sorted(FLAG_KEYS)), min_size=1, max_size=3, unique=True))
+        query["flags"] = {key: draw(st.booleans()) for key in keys}
+    if not set(query) - {"case_sensitive"}:  # browsing needs some filter: the kind, at least
+        query["kinds"] = [anchor["kind"]]
     return query, prefixes
+
+
+# Written out by hand: the flag keys of a search and the record fields they read.
+FLAG_KEYS = {"instance": "is_instance", "class": "is_class", "structure": "is_structure", "deprecated": "is_deprecated", "unsafe": "is_unsafe"}
+
+
+def ascii_lower(text: str) -> str:
+    return "".join(c.lower() if c.isascii() else c for c in text)
 
 
 # --- the oracle -----------------------------------------------------------------------------------
@@ -189,6 +230,7 @@ class Expected:
     hidden: int
     reasons: dict[str, list[dict[str, str]]]
     unknown: list[str]
+    resolved: list[dict[str, str]]
 
 
 def module_under(module: str | None, prefix: str) -> bool:
@@ -198,25 +240,66 @@ def module_under(module: str | None, prefix: str) -> bool:
 def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[str, tuple[Any, ...]]) -> Expected:
     """Scan every record in order and keep those matching every filter; `prefixes` gives the
     components of each namespace prefix."""
-    known = {c for r in recs for c in r["type_constants"]}
-    wanted = list(dict.fromkeys(query.get("type_pattern", {}).get("constants", [])))
-    unknown = [c for c in wanted if c not in known]
+    in_types = {c for r in recs for c in r["type_constants"]}
+    in_values = {c for r in recs for c in r["value_constants"]}
+    unknown: list[str] = []
+    resolved: list[dict[str, str]] = []
+
+    def lookup(given: list[str], known: set[str]) -> list[str]:
+        wanted: list[str] = []
+        for c in dict.fromkeys(given):
+            ending = sorted(k for k in known if k.endswith("." + c))
+            found = c if c in known else ending[0] if len(ending) == 1 else None
+            if found is None:
+                unknown.append(c)
+                continue
+            if found != c:
+                resolved.append({"given": c, "resolved": found})
+            if found not in wanted:
+                wanted.append(found)
+        return wanted
+
+    pattern = query.get("type_pattern", {})
+    wanted = lookup(pattern.get("constants", []), in_types)
+    wanted_conclusion = lookup(pattern.get("conclusion", []), in_types)
+    resolved_type = list(resolved)
+    instance_class = lookup([query["instances_of"]], in_types) if "instances_of" in query else []
+    resolved_class = resolved[len(resolved_type) :]
+    uses = lookup(query.get("uses_constants", []), in_values)
+    resolved_uses = resolved[len(resolved_type) + len(resolved_class) :]
     visible, hidden, reasons = [], 0, {}
     for r in recs:
         why: list[dict[str, str]] = []
         components = tuple(r["components"])
         if "name_contains" in query:
-            if query["name_contains"] not in r["name"]:
+            given = query["name_contains"]
+            fragments = list(dict.fromkeys([given] if isinstance(given, str) else given))
+            fold = ascii_lower if query.get("case_sensitive") is False else (lambda text: text)
+            if not all(fold(f) in fold(r["name"]) for f in fragments):
                 continue
-            why.append({"filter": "name_contains", "value": query["name_contains"]})
-        if wanted:
-            if not all(c in r["type_constants"] for c in wanted):
+            why += [{"filter": "name_contains", "value": f} for f in fragments]
+        if unknown:
+            continue
+        if "type_pattern" in query:
+            if not all(c in r["type_constants"] for c in wanted) or not all(c in r["conclusion_constants"] for c in wanted_conclusion):
                 continue
+            why += [{"filter": "resolved_constant", "value": f"{x['given']} -> {x['resolved']}"} for x in resolved_type]
             why += [{"filter": "type_constant", "value": c} for c in wanted]
+            why += [{"filter": "conclusion_constant", "value": c} for c in wanted_conclusion]
+        if "instances_of" in query:
+            if not (r["is_instance"] and r["conclusion_head"] == instance_class[0]):
+                continue
+            why += [{"filter": "resolved_constant", "value": f"{x['given']} -> {x['resolved']}"} for x in resolved_class]
+            why.append({"filter": "instance_of", "value": instance_class[0]})
+        if "uses_constants" in query:
+            if not all(c in r["value_constants"] for c in uses):
+                continue
+            why += [{"filter": "resolved_constant", "value": f"{x['given']} -> {x['resolved']}"} for x in resolved_uses]
+            why += [{"filter": "uses_constant", "value": c} for c in uses]
         if "namespace_prefixes" in query:
             hits = [
                 p
-                for p in query["namespace_prefixes"]
+                for p in query["namespace_prefixes"]  # a repeated prefix gives its reason each time
                 if len(components) > len(prefixes[p]) and components[: len(prefixes[p])] == prefixes[p]
             ]
             if not hits:
@@ -231,12 +314,19 @@ def expected(recs: list[dict[str, Any]], query: dict[str, Any], prefixes: dict[s
             if not hits:
                 continue
             why += [{"filter": "module_prefix", "value": p} for p in hits]
+        if "flags" in query:
+            if any(r[FLAG_KEYS[key]] != value for key, value in query["flags"].items()):
+                continue
+            # in the order of the request model's keys, whatever order the query gave them in
+            why += [
+                {"filter": "flag", "value": f"{key}={'true' if query['flags'][key] else 'false'}"} for key in FLAG_KEYS if key in query["flags"]
+            ]
         if r["is_private"] or r["is_internal"]:
             hidden += 1
         else:
             visible.append(r)
             reasons[r["name"]] = why
-    return Expected(visible, hidden, reasons, unknown)
+    return Expected(visible, hidden, reasons, unknown, resolved)
 
 
 def expected_result(r: dict[str, Any], reasons: list[dict[str, str]]) -> dict[str, Any]:
@@ -297,6 +387,7 @@ def check_query(
         assert body["hidden_matches"] == oracle.hidden, query
         assert body["assurance"] == "COMPUTED"
         assert [u["name"] for u in body["unknown_constants"]] == oracle.unknown
+        assert body["resolved_constants"] == oracle.resolved
         remaining = len(want) - len(got)
         assert len(body["results"]) == min(limit, remaining)
         if remaining > limit:

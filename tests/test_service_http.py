@@ -83,6 +83,38 @@ def test_search_is_the_engine_answer(served: httpx.Client, sample_root: Path, fi
     assert SearchResponse.model_validate_json(response.content) == engine_search(sample_root, environment="sample", **filters)
 
 
+@pytest.mark.parametrize(
+    ("query", "body"),
+    [
+        ([("name_contains", "add_comm"), ("namespace_prefixes", "Nat")], {"name_contains": "add_comm", "namespace_prefixes": ["Nat"]}),
+        ([("name_contains", "add"), ("name_contains", "comm")], {"name_contains": ["add", "comm"]}),
+        ([("constant", "List.length"), ("constant", "HAppend.hAppend")], {"type_pattern": {"constants": ["List.length", "HAppend.hAppend"]}}),
+        ([("kinds", "theorem"), ("namespace_prefixes", "Nat"), ("result_limit", "2")], {"kinds": ["theorem"], "namespace_prefixes": ["Nat"], "result_limit": 2}),
+        ([("flag", "instance"), ("flag", "unsafe=false")], {"flags": {"instance": True, "unsafe": False}}),
+        ([("name_contains", "ADD_COMM"), ("case_sensitive", "false")], {"name_contains": "ADD_COMM", "case_sensitive": False}),
+    ],
+)
+def test_search_by_query_parameters_answers_what_the_post_answers(served: httpx.Client, query: list, body: dict) -> None:
+    got = served.get("/v1/declarations/search", params=[("environment", "SAMPLE"), *query])
+    assert got.status_code == 200, got.text
+    posted = served.post("/v1/declarations/search", json={"environment": "SAMPLE", **body})
+    assert got.json() == posted.json() and got.json()["total_matches"] > 0
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        [("environment", "SAMPLE")],
+        [("environment", "SAMPLE"), ("name_contains", "a"), ("colour", "red")],
+        [("environment", "SAMPLE"), ("name_contains", "a"), ("result_limit", "1"), ("result_limit", "2")],
+        [("environment", "SAMPLE"), ("flag", "instance=maybe")],
+        [("name_contains", "a")],
+    ],
+)
+def test_search_by_query_parameters_refuses_bad_ones(served: httpx.Client, query: list) -> None:
+    assert_error(served.get("/v1/declarations/search", params=query), ErrorCode.INVALID_REQUEST)
+
+
 def test_search_cursor_pages_cover_the_whole_answer(served: httpx.Client) -> None:
     whole = served.post("/v1/declarations/search", json={"environment": "SAMPLE", "name_contains": "a", "result_limit": 50}).json()
     assert whole["stop_reason"] == "EXHAUSTED"

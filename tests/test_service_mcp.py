@@ -29,15 +29,18 @@ from service_support import (
 )
 
 from leanindex.engine import Engine
-from leanindex.models import ErrorResponse, InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from leanindex.models import EnvironmentsRequest, EnvironmentsResponse, ErrorResponse, InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.service.config import ServiceConfig
 from leanindex.service.http import create_app
+from leanindex.service.mcp import compact_schema
 
 MODELS = {
     "lean.declaration.search": (SearchRequest, SearchResponse),
     "lean_declaration_search": (SearchRequest, SearchResponse),
     "lean.declaration.inspect": (InspectRequest, InspectResponse),
     "lean_declaration_inspect": (InspectRequest, InspectResponse),
+    "lean.environments": (EnvironmentsRequest, EnvironmentsResponse),
+    "lean_environments": (EnvironmentsRequest, EnvironmentsResponse),
 }
 ERROR_SCHEMA = ErrorResponse.model_json_schema()
 
@@ -67,15 +70,23 @@ async def exercise(client: Client, root: Path) -> None:
     listed = (await client.list_tools()).tools
     assert [t.name for t in listed] == [
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
+        "lean.environments", "lean_environments",
     ]
     schemas = {}
     for tool in listed:
         request_model, response_model = MODELS[tool.name]
-        assert tool.input_schema == request_model.model_json_schema()
-        assert tool.output_schema == response_model.model_json_schema(mode="serialization")
+        assert tool.input_schema == compact_schema(request_model.model_json_schema())
+        assert tool.output_schema is None  # left out of the listing to spare agents' context
         assert tool.annotations.read_only_hint is True and tool.annotations.idempotent_hint is True
         assert tool.annotations.destructive_hint is False
-        schemas[tool.name] = tool.output_schema
+        schemas[tool.name] = response_model.model_json_schema(mode="serialization")
+
+    for environments in ("lean.environments", "lean_environments"):
+        result = await call(client, environments, {}, schemas)
+        assert not result.is_error
+        served = result.structured_content["environments"]
+        assert [e["environment"] for e in served] == ["SAMPLE"] and served[0]["verified"] is True
+        assert result.content[0].text.startswith(f"SAMPLE: {served[0]['visible_count']} visible of {served[0]['declaration_count']} declarations")
 
     for search in ("lean.declaration.search", "lean_declaration_search"):
         filters = {"name_contains": "add", "kinds": ["theorem"], "result_limit": 2}
@@ -230,3 +241,23 @@ def test_timeout_and_busy_are_tool_errors(sample_root: Path) -> None:
         engine.release.set()
         held.join(30)
     engine.close()
+
+
+@pytest.mark.parametrize(
+    ("naming", "names"),
+    [
+        ("dotted", ["lean.declaration.search", "lean.declaration.inspect", "lean.environments"]),
+        ("underscore", ["lean_declaration_search", "lean_declaration_inspect", "lean_environments"]),
+    ],
+)
+def test_tool_names_option_lists_one_spelling(sample_root: Path, naming: str, names: list[str]) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "leanindex", "mcp", "--root", str(sample_root), "--tool-names", naming])
+
+    async def main() -> None:
+        async with Client(params, cache=None) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == names
+            other = names[0].replace(".", "_") if naming == "dotted" else "lean.declaration.search"
+            with pytest.raises(Exception, match="unknown tool"):
+                await client.call_tool(other, {"environment": "SAMPLE", "name_contains": "add"})
+
+    anyio.run(main)

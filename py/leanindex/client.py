@@ -12,7 +12,7 @@ with the server's error object (code, message, details) on a refusal or failure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -149,10 +149,12 @@ class Client:
         """Every served profile with its identity, imports, counts and verification state."""
         return self._backend.environments()
 
-    def search(self, environment: str, name_contains: str | None = None, **filters: Any) -> SearchResponse:
-        """One page of a bounded search. `filters` are the other fields of
-        `leanindex.models.SearchRequest` by name (`type_pattern`, `namespace_prefixes`, `kinds`,
-        `module_prefixes`, `result_limit`, `after`, ...; sequences of any kind);
+    def search(self, environment: str, name_contains: str | Sequence[str] | None = None, **filters: Any) -> SearchResponse:
+        """One page of a bounded search. `name_contains` is one substring or several (all must
+        occur). `filters` are the other fields of `leanindex.models.SearchRequest` by name
+        (`type_pattern`, `namespace_prefixes`, `kinds`, `module_prefixes`, `flags`,
+        `instances_of`, `uses_constants`, `case_sensitive`, `result_limit`, `after`, ...;
+        sequences of any kind);
         `type_pattern` may be given as the list of constant names.
 
         Raises `LeanIndexError`: `invalid_request` (checked here before anything is sent, an
@@ -166,7 +168,7 @@ class Client:
         request = _validated(SearchRequest, environment=environment, name_contains=name_contains, **filters)
         return self._backend.search(request)
 
-    def iter_search(self, environment: str, name_contains: str | None = None, **filters: Any) -> Iterator[SearchResponse]:
+    def iter_search(self, environment: str, name_contains: str | Sequence[str] | None = None, **filters: Any) -> Iterator[SearchResponse]:
         """Every page of a search, following `next_cursor` until `stop_reason` is `EXHAUSTED`.
 
         Takes the arguments of `search` (without `after`); raises as `search`.

@@ -30,6 +30,7 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     BUSY = "busy"
     BACKEND_ERROR = "backend_error"
+    NOT_RECORDED = "not_recorded"
     STORAGE_FULL = "storage_full"
     IO_ERROR = "io_error"
     INTERNAL_ERROR = "internal_error"
@@ -50,6 +51,7 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 504,
     ErrorCode.BUSY: 429,
     ErrorCode.BACKEND_ERROR: 502,
+    ErrorCode.NOT_RECORDED: 409,
     ErrorCode.STORAGE_FULL: 507,
     ErrorCode.IO_ERROR: 500,
     ErrorCode.INTERNAL_ERROR: 500,
@@ -100,6 +102,7 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 9,
     ErrorCode.BUSY: 10,
     ErrorCode.BACKEND_ERROR: 11,
+    ErrorCode.NOT_RECORDED: 3,
     ErrorCode.STORAGE_FULL: 16,
     ErrorCode.IO_ERROR: 17,
     ErrorCode.INTERNAL_ERROR: 18,

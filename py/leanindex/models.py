@@ -12,13 +12,13 @@ from copy import copy
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, create_model, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, create_model, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from .base import Frozen
 from .errors import ErrorBody, ErrorCode, ErrorResponse, LeanIndexError  # noqa: F401  (ErrorResponse: one of the public models, defined beside the errors)
-from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange
+from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange, record_fields
 
 PROFILE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 """A profile id: 1-64 ASCII letters, digits, `_` and `-`, starting with a letter or digit;
@@ -112,37 +112,91 @@ class EnvironmentIdentity(Frozen):
         return cls(environment=display_profile(profile), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None)
 
 
-class TypePattern(Frozen):
-    """Constants that must all occur in a declaration's elaborated type (exact names, no
-    unification and no notation matching)."""
+ConstantNames = Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
 
-    constants: Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
+
+def one_of_required(names: list[str], schema: dict[str, Any]) -> None:
+    """Add to a JSON Schema the rule a model enforces: one of `names` is given and not null."""
+    schema["anyOf"] = [{"required": [name], "properties": {name: {"not": {"type": "null"}}}} for name in names]
+
+
+class TypePattern(Frozen):
+    """Constants that must all occur in a declaration's elaborated type (`constants`) and in its
+    conclusion, the type after its leading `∀`/`→` binders (`conclusion`); at least one of the
+    two. Exact names (a partly qualified one resolves when exactly one constant ends with it),
+    no unification and no notation matching."""
+
+    model_config = ConfigDict(json_schema_extra=lambda schema: one_of_required(["constants", "conclusion"], schema))
+
+    constants: ConstantNames | None = None
+    conclusion: ConstantNames | None = None
+
+    @model_validator(mode="after")
+    def _some(self) -> TypePattern:
+        if self.constants is None and self.conclusion is None:
+            raise ValueError("give constants, conclusion or both")
+        return self
+
+
+#: The flags a search can require or exclude, by key (`instance` is the record's `is_instance`).
+SEARCH_FLAGS: dict[str, str] = {
+    key: field
+    for key, field in zip(
+        ("instance", "class", "structure", "deprecated", "unsafe"),
+        record_fields("is_instance", "is_class", "is_structure", "is_deprecated", "is_unsafe"),
+    )
+}
+
+def _some_flag(flags: Any) -> Any:
+    if all(value is None for value in flags.model_dump().values()):
+        raise ValueError("give at least one flag")
+    return flags
+
+
+FlagFilter = create_model(
+    "FlagFilter",
+    __base__=Frozen,
+    __module__=__name__,
+    __doc__="Flags a declaration must have (`true`) or must not have (`false`); a key left out does not matter; at least one key.",
+    __validators__={"_some": model_validator(mode="after")(_some_flag)},
+    # A key is `true` or `false`; leaving it out (not null) is how it does not matter.
+    **{key: (bool, Field(default=None, json_schema_extra=lambda schema: schema.pop("default", None))) for key in SEARCH_FLAGS},
+)
+FlagFilter.model_config["json_schema_extra"] = {"minProperties": 1}
+FlagFilter.model_rebuild(force=True)
+
+NameFragment = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=256),
+    # In the schema only: `SearchRequest._no_nul` enforces it with its own message.
+    Field(json_schema_extra={"pattern": "^[^\\u0000]*$"}),
+]
+
+
+#: The fields of a search that are not filters; every other field is one, and a search needs one.
+NOT_FILTERS: tuple[str, ...] = ("environment", "case_sensitive", "result_limit", "after")
+
+
+def _one_filter_required(schema: dict[str, Any]) -> None:
+    """State in the JSON Schema what the engine enforces: some filter field is given, not null."""
+    one_of_required([name for name in schema["properties"] if name not in NOT_FILTERS], schema)
 
 
 class SearchRequest(Frozen):
     """A bounded search (`lean.declaration.search`, `POST /v1/declarations/search`).
 
-    At least one of `name_contains` and `type_pattern` is required (stated in the JSON Schema
-    as `anyOf`; the engine refuses a request without either); all given filters must hold.
-    `after` is the `next_cursor` of a previous response with the same filters.
+    At least one filter (any field but `NOT_FILTERS`) is required (stated in the JSON Schema as
+    `anyOf`; the engine refuses a request without one); all given filters must hold. `after` is
+    the `next_cursor` of a previous response with the same filters.
     """
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "anyOf": [
-                {"required": ["name_contains"], "properties": {"name_contains": {"type": "string"}}},
-                {"required": ["type_pattern"], "properties": {"type_pattern": {"type": "object"}}},
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra=_one_filter_required)
 
     environment: ProfileId
-    name_contains: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
-        default=None,
-        description="Case-sensitive substring of the printed name.",
-        # In the schema only: `_no_nul` enforces it with its own message.
-        json_schema_extra={"pattern": "^[^\\u0000]*$"},
+    name_contains: NameFragment | Annotated[list[NameFragment], Field(min_length=1, max_length=8)] | None = Field(
+        default=None, description="Substring(s) of the printed name; all must occur."
     )
+    case_sensitive: bool = Field(default=True, description="false: name_contains ignores the case of ASCII letters.")
     type_pattern: TypePattern | None = None
     namespace_prefixes: Annotated[list[DeclarationName], Field(min_length=1, max_length=16)] | None = Field(
         default=None,
@@ -152,21 +206,114 @@ class SearchRequest(Frozen):
     module_prefixes: Annotated[list[ModuleName], Field(min_length=1, max_length=16)] | None = Field(
         default=None, description="A module matches when it equals a prefix or lies under one."
     )
+    flags: FlagFilter | None = None  # type: ignore[valid-type]
+    instances_of: DeclarationName | None = Field(default=None, description="Instances whose conclusion's head is this class.")
+    uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
     result_limit: Annotated[int, Field(ge=1, le=50)] = 10
     after: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
 
     @field_validator("name_contains")
     @classmethod
-    def _no_nul(cls, v: str | None) -> str | None:
-        if v is not None and "\x00" in v:
+    def _no_nul(cls, v: str | list[str] | None) -> str | list[str] | None:
+        if v is not None and any("\x00" in fragment for fragment in ([v] if isinstance(v, str) else v)):
             raise ValueError("name_contains must not contain NUL")
         return v
+
+    def name_fragments(self) -> list[str]:
+        """`name_contains` as a list of distinct fragments in the order given (empty when absent)."""
+        if self.name_contains is None:
+            return []
+        return list(dict.fromkeys([self.name_contains] if isinstance(self.name_contains, str) else self.name_contains))
+
+
+def flag_settings(values: list[str] | tuple[str, ...]) -> dict[str, bool] | None:
+    """`flags` from `KEY` (required), `KEY=true` or `KEY=false` (excluded) strings, as the CLI's
+    `--flag` and the HTTP query's `flag` give them; None for none. Raises `ValueError` naming a
+    value of another form (an unknown key is left for `FlagFilter` to refuse)."""
+    wanted: dict[str, bool] = {}
+    for value in values:
+        key, _, setting = value.partition("=")
+        if setting not in ("", "true", "false"):
+            raise ValueError(f"flag {value!r}: write KEY, KEY=true or KEY=false")
+        wanted[key] = setting != "false"
+    return wanted or None
+
+
+#: Query parameters of `GET /v1/declarations/search` whose names are not a `SearchRequest`
+#: field's: each maps to the request path it fills (every other field is its own parameter).
+QUERY_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "constant": ("type_pattern", "constants"),
+    "conclusion": ("type_pattern", "conclusion"),
+    "flag": ("flags",),
+}
+QUERY_PARAMETER_HELP: dict[str, str] = {
+    "constant": "A constant of `type_pattern.constants` (repeat).",
+    "conclusion": "A constant of `type_pattern.conclusion` (repeat).",
+    "flag": "KEY (the flag is required) or KEY=false (excluded); repeat.",
+}
+
+
+def search_request_from_query(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """The `SearchRequest` fields of a search given as query parameters (`pairs` in order; a
+    list field repeats its parameter; `constant` fills `type_pattern.constants`, `flag` gives
+    `flags` as `KEY`/`KEY=false`). Raises `LeanIndexError(invalid_request)` for an unknown
+    parameter, a repeated single-valued one or a malformed flag; values are validated by
+    `SearchRequest` afterwards."""
+    values: dict[str, list[str]] = {}
+    for key, value in pairs:
+        values.setdefault(key, []).append(value)
+    fields: dict[str, Any] = {}
+    schema = SearchRequest.model_json_schema()["properties"]
+    for key, given in values.items():
+        if key in QUERY_PARAMETERS:
+            path = QUERY_PARAMETERS[key]
+            if path == ("flags",):
+                try:
+                    fields["flags"] = flag_settings(given)
+                except ValueError as error:
+                    raise LeanIndexError(ErrorCode.INVALID_REQUEST, str(error), {"field": "flag"}) from None
+            else:
+                fields.setdefault(path[0], {})[path[1]] = given
+            continue
+        if key not in SearchRequest.model_fields or key in {"type_pattern", "flags"}:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"unknown query parameter {key!r}", {"field": key})
+        options = [o.get("type") for o in schema[key].get("anyOf", [schema[key]])]
+        if "array" in options and (len(given) > 1 or "string" not in options):
+            fields[key] = given
+        elif len(given) > 1:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"query parameter {key!r} given {len(given)} times", {"field": key})
+        else:
+            fields[key] = given[0]
+    return fields
+
+
+def search_query_parameters() -> list[dict[str, Any]]:
+    """The OpenAPI parameters of `GET /v1/declarations/search`, derived from `SearchRequest`
+    (with `QUERY_PARAMETERS` in place of the fields they fill)."""
+    schema = SearchRequest.model_json_schema()["properties"]
+    spelled = {path[0] for path in QUERY_PARAMETERS.values()}
+    parameters = []
+    for name in SearchRequest.model_fields:
+        if name in spelled:
+            continue
+        options = [o for o in schema[name].get("anyOf", [schema[name]]) if o.get("type") != "null"]
+        array = next((o for o in options if o.get("type") == "array"), None)
+        value = {"type": "array", "items": {"type": "string"}} if array else {"type": options[0].get("type", "string")}
+        parameters.append({"name": name, "in": "query", "required": name == "environment", "explode": True, "schema": value})
+    parameters += [
+        {"name": key, "in": "query", "explode": True, "schema": {"type": "array", "items": {"type": "string"}}, "description": about}
+        for key, about in QUERY_PARAMETER_HELP.items()
+    ]
+    return parameters
 
 
 class MatchReason(Frozen):
     """Which filter matched what: `filter` is the request field, `value` the matched value."""
 
-    filter: Literal["name_contains", "type_constant", "namespace_prefix", "kind", "module_prefix"]
+    filter: Literal[
+        "name_contains", "resolved_constant", "type_constant", "conclusion_constant", "namespace_prefix", "kind", "module_prefix",
+        "flag", "instance_of", "uses_constant",
+    ]
     value: str
 
 
@@ -183,10 +330,19 @@ class SearchResult(Frozen):
 
 
 class UnknownConstant(Frozen):
-    """A type-pattern constant that no declaration type mentions, with close known names."""
+    """A type-pattern constant that no declaration type mentions, with suggestions: every known
+    constant it could mean (several ending with its components) first, then close known names."""
 
     name: str
     suggestions: list[str]
+
+
+class ResolvedConstant(Frozen):
+    """A partly qualified constant (`Measure.map`) that exactly one known constant ends with,
+    and that constant (`MeasureTheory.Measure.map`)."""
+
+    given: str
+    resolved: str
 
 
 class SearchResponse(EnvironmentIdentity):
@@ -207,6 +363,12 @@ class SearchResponse(EnvironmentIdentity):
     total_matches: int
     hidden_matches: int
     unknown_constants: list[UnknownConstant]
+    resolved_constants: list[ResolvedConstant] = Field(
+        default_factory=list, description="Partly qualified constants of the request and the constants they resolved to."
+    )
+    suggestions: list[str] = Field(
+        default_factory=list, description="When a name search finds nothing: close visible names (else empty)."
+    )
 
     def to_arrow(self) -> Any:
         """The results as a `pyarrow.Table` (one row per result; `match_reasons` as text)."""
@@ -308,16 +470,35 @@ InspectResponse = create_model(
         )
     },
     flags=(DeclarationFlags, ...),
+    uses=(
+        list[str] | None,
+        Field(description="Constants of the type and the value (sorted); null when the catalog has no value constants."),
+    ),
+    used_by_count=(
+        int | None,
+        Field(description="Declarations whose value uses this one; null when the catalog has no value constants."),
+    ),
+    instance_count=(
+        int | None,
+        Field(description="For a class: the instances whose conclusion's head it is (null otherwise, or without conclusions)."),
+    ),
 )
 
 
 def inspect_details(response: Any) -> list[str]:
     """The optional parts of an `InspectResponse` worth showing people, one line each: the flags
-    that are set, the universe parameters, the type constants (empty ones left out)."""
+    that are set, the universe parameters, the type constants, the constants it uses, and the
+    `used by` / `instances` counts (empty or unrecorded ones left out)."""
     flags = [name for name, value in response.flags.model_dump().items() if value]
+    counts = [
+        f"{label} {value}" for label, value in (("used by", response.used_by_count), ("instances", response.instance_count)) if value is not None
+    ]
     return [
         f"{label} {', '.join(values)}"
-        for label, values in (("flags", flags), ("universes", response.level_params), ("type constants", response.type_constants))
+        for label, values in (
+            ("flags", flags), ("universes", response.level_params), ("type constants", response.type_constants),
+            ("uses", response.uses or []), ("counts", counts),
+        )
         if values
     ]
 
@@ -334,6 +515,10 @@ class EnvironmentSummary(EnvironmentIdentity):
     visible_count: int | None
     verified: bool
     problem: ErrorBody | None = None
+
+
+class EnvironmentsRequest(Frozen):
+    """The request of `lean.environments` (`GET /v1/environments`): no field."""
 
 
 class EnvironmentsResponse(Frozen):

@@ -16,7 +16,9 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from .base import Frozen
 
-STREAM_FORMAT = "leanindex.declarations/v1"
+STREAM_FORMAT = "leanindex.declarations/v2"
+"""The format writers write; a `v1` stream (before conclusions) still reads, its records without
+`conclusion_constants` and `conclusion_head` (null: not recorded)."""
 
 
 class Kind(StrEnum):
@@ -83,7 +85,7 @@ class HeaderRecord(Frozen):
     """
 
     record: Literal["header"]
-    format: Literal["leanindex.declarations/v1"]
+    format: Literal["leanindex.declarations/v1", "leanindex.declarations/v2"]
     extractor: ExtractorInfo
     lean: LeanInfo
     imports: list[StrictStr]
@@ -101,6 +103,11 @@ class DeclarationRecord(Frozen):
     `✝`), be exactly Lean's `Name.toString` of them: the components are the identity. `type_constants` are the
     constants occurring in the elaborated type, sorted by code point, without duplicates.
     `type_fallback` is set when Lean's pretty printer failed and `type` is a fallback rendering.
+    `value_constants` are the constants the value uses (null: not recorded, as in doc-gen4
+    catalogs). `conclusion_constants` are the constants of the type's conclusion (what is left
+    after its leading `∀`/`→` binders), sorted and unique, and `conclusion_head` the conclusion's
+    head constant (null when the head is not a constant); both null when not recorded (a `v1`
+    stream).
     """
 
     record: Literal["declaration"]
@@ -122,6 +129,8 @@ class DeclarationRecord(Frozen):
     is_deprecated: StrictBool
     type_fallback: StrictBool = False
     value_constants: list[StrictStr] | None = None
+    conclusion_constants: list[StrictStr] | None = None
+    conclusion_head: StrictStr | None = None
 
 
 class FooterRecord(Frozen):

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from ..errors import ErrorCode, LeanIndexError
 from ..names import namespace_key
-from ..records import KIND_ORDER, DeclarationRecord
+from ..records import FLAG_FIELDS, KIND_ORDER, DeclarationRecord
 from ..storage import free_bytes, storage_failure, tree_bytes
 from ..version import __version__
 from . import columns
@@ -58,6 +58,7 @@ _SERVING_SCHEMA = pa.schema(
         ("ns_key", pa.string()),
         ("kind_code", pa.uint8()),
         ("hidden", pa.bool_()),
+        ("flag_bits", pa.uint16()),
     ]
 )
 
@@ -197,6 +198,7 @@ def _write_tables(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir:
                 serving["ns_key"].append(namespace_key(record.components))
                 serving["kind_code"].append(kind_codes[record.kind])
                 serving["hidden"].append(hidden)
+                serving["flag_bits"].append(sum(1 << i for i, flag in enumerate(FLAG_FIELDS) if getattr(record, flag)))
                 if len(lines) == columns.ROW_GROUP_ROWS:
                     flush()
             if lines:
@@ -252,22 +254,36 @@ CREATE TABLE modules AS
     SELECT (row_number() OVER (ORDER BY module) - 1)::INTEGER AS id, module AS name
     FROM (SELECT DISTINCT module FROM read_parquet($serving) WHERE module IS NOT NULL);
 CREATE TABLE search_columns AS
-    SELECT s.pos, s.ns_key, s.kind_code, s.hidden, coalesce(m.id, -1)::INTEGER AS module_id
+    SELECT s.pos, s.ns_key, s.kind_code, s.hidden, s.flag_bits, coalesce(m.id, -1)::INTEGER AS module_id
     FROM read_parquet($serving) s
     LEFT JOIN modules m ON m.name = s.module
     ORDER BY s.pos;
 CREATE TABLE constants AS
     SELECT (row_number() OVER (ORDER BY name) - 1)::INTEGER AS id, name
-    FROM (SELECT DISTINCT unnest(type_constants) AS name FROM read_parquet($decls));
-CREATE TABLE type_postings AS
-    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
-    FROM (SELECT pos, unnest(type_constants) AS name FROM read_parquet($decls)) t
-    JOIN constants c USING (name)
-    ORDER BY constant_id, pos;
+    FROM (SELECT unnest(type_constants) AS name FROM read_parquet($decls)
+          UNION SELECT unnest(value_constants) AS name FROM read_parquet($decls));
+{postings}
+CREATE TABLE recorded AS
+    SELECT d.pos, CASE WHEN d.conclusion_constants IS NULL THEN -2 ELSE coalesce(c.id, -1) END::INTEGER AS head_id,
+           d.value_constants IS NOT NULL AS has_values
+    FROM read_parquet($decls) d
+    LEFT JOIN constants c ON c.name = d.conclusion_head
+    ORDER BY d.pos;
 CREATE UNIQUE INDEX declarations_name ON declarations (name);
 CREATE UNIQUE INDEX declarations_pos ON declarations (pos);
 CREATE UNIQUE INDEX constants_name ON constants (name);
+""".format(
+    # One posting table per list of constants: (constant id, position) pairs in that order.
+    postings="".join(
+        f"""CREATE TABLE {kind}_postings AS
+    SELECT c.id AS constant_id, t.pos::INTEGER AS pos
+    FROM (SELECT pos, unnest({kind}_constants) AS name FROM read_parquet($decls)) t
+    JOIN constants c USING (name)
+    ORDER BY constant_id, pos;
 """
+        for kind in ("type", "conclusion", "value")
+    )
+)
 
 
 def _write_database(build_dir: Path) -> None:

@@ -10,10 +10,19 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
   which for a pattern without NUL is the same as matching code points.
 - `name_owner.npy` (int32): for each byte of `names.npy`, the position of the name it belongs
   to, so occurrences map to declarations with one gather instead of a binary search each.
+- `names_folded.npy` (uint8) and `name_sa_folded.npy`: the same names with ASCII letters in
+  lower case (same byte offsets, so `name_starts` and `name_owner` serve both) and their suffix
+  array, for case-insensitive substrings.
 - `kind.npy` (uint8, index into `records.KIND_ORDER`), `hidden.npy` (bool: private or
-  internal), `module_id.npy` (int32 into the `modules` table, -1 for none).
+  internal), `module_id.npy` (int32 into the `modules` table, -1 for none), `flags.npy`
+  (uint16: bit i set when the record's `records.FLAG_FIELDS[i]` is true).
 - `postings_offsets.npy` (int64, m+1) and `postings.npy` (int32): for constant id `c` (the
-  `constants` table), the sorted positions whose type mentions it.
+  `constants` table: every constant of a type or a value), the sorted positions whose type
+  mentions it; `conclusion_postings*` the same for the conclusion's constants and
+  `value_postings*` for the value's constants.
+- `head.npy` (int32): the constant id of each declaration's conclusion head, -1 for none, -2
+  when the record has no conclusion recorded; `has_values.npy` (bool): `value_constants`
+  recorded.
 - `ns_keys.npy` (uint8), `ns_key_starts.npy` (int64, n+1), `ns_pos.npy` (int32): every
   declaration's `names.namespace_key` in sorted byte order with its position, so the
   declarations strictly inside a namespace are one contiguous range.
@@ -35,11 +44,20 @@ _ARRAYS = (
     "name_starts",
     "name_sa",
     "name_owner",
+    "names_folded",
+    "name_sa_folded",
     "kind",
     "hidden",
     "module_id",
+    "flags",
     "postings_offsets",
     "postings",
+    "conclusion_postings_offsets",
+    "conclusion_postings",
+    "value_postings_offsets",
+    "value_postings",
+    "head",
+    "has_values",
     "ns_keys",
     "ns_key_starts",
     "ns_pos",
@@ -79,15 +97,22 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     if len(starts) > 1:
         owner[int(starts[0]) :] = np.repeat(np.arange(len(starts) - 1, dtype=np.int32), np.diff(starts))
     arrays["name_owner"] = owner
-    cols = con.execute("SELECT kind_code, hidden, module_id FROM search_columns ORDER BY pos").fetchnumpy()
+    arrays["names_folded"] = np.frombuffer(text.tobytes().lower(), dtype=np.uint8).copy()  # bytes.lower: ASCII only
+    arrays["name_sa_folded"] = pydivsufsort.divsufsort(arrays["names_folded"])
+    cols = con.execute("SELECT kind_code, hidden, module_id, flag_bits FROM search_columns ORDER BY pos").fetchnumpy()
     arrays["kind"] = np.asarray(cols["kind_code"], dtype=np.uint8)
     arrays["hidden"] = np.asarray(cols["hidden"], dtype=np.bool_)
     arrays["module_id"] = np.asarray(cols["module_id"], dtype=np.int32)
+    arrays["flags"] = np.asarray(cols["flag_bits"], dtype=np.uint16)
     constant_count = con.execute("SELECT count(*) FROM constants").fetchone()[0]
-    postings = con.execute("SELECT constant_id, pos FROM type_postings ORDER BY constant_id, pos").fetchnumpy()
-    ids = np.asarray(postings["constant_id"], dtype=np.int64)
-    arrays["postings"] = np.asarray(postings["pos"], dtype=np.int32)
-    arrays["postings_offsets"] = np.searchsorted(ids, np.arange(constant_count + 1), side="left").astype(np.int64)
+    for prefix, table in (("", "type_postings"), ("conclusion_", "conclusion_postings"), ("value_", "value_postings")):
+        postings = con.execute(f"SELECT constant_id, pos FROM {table} ORDER BY constant_id, pos").fetchnumpy()
+        ids = np.asarray(postings["constant_id"], dtype=np.int64)
+        arrays[f"{prefix}postings"] = np.asarray(postings["pos"], dtype=np.int32)
+        arrays[f"{prefix}postings_offsets"] = np.searchsorted(ids, np.arange(constant_count + 1), side="left").astype(np.int64)
+    recorded = con.execute("SELECT head_id, has_values FROM recorded ORDER BY pos").fetchnumpy()
+    arrays["head"] = np.asarray(recorded["head_id"], dtype=np.int32)
+    arrays["has_values"] = np.asarray(recorded["has_values"], dtype=np.bool_)
     keyed = con.execute("SELECT ns_key, pos FROM search_columns ORDER BY ns_key, pos").fetchall()
     keys, key_starts = _joined([k.encode() for k, _ in keyed], lead=False)
     arrays["ns_keys"], arrays["ns_key_starts"] = keys, key_starts
@@ -126,11 +151,20 @@ class SearchIndex:
     name_starts: np.ndarray
     name_sa: np.ndarray
     name_owner: np.ndarray
+    names_folded: np.ndarray
+    name_sa_folded: np.ndarray
     kind: np.ndarray
     hidden: np.ndarray
     module_id: np.ndarray
+    flags: np.ndarray
     postings_offsets: np.ndarray
     postings: np.ndarray
+    conclusion_postings_offsets: np.ndarray
+    conclusion_postings: np.ndarray
+    value_postings_offsets: np.ndarray
+    value_postings: np.ndarray
+    head: np.ndarray
+    has_values: np.ndarray
     ns_keys: np.ndarray
     ns_key_starts: np.ndarray
     ns_pos: np.ndarray
@@ -149,12 +183,12 @@ class SearchIndex:
         """Number of declarations."""
         return len(self.kind)
 
-    def positions_containing(self, pattern: str) -> np.ndarray:
-        """Sorted unique positions whose printed name contains `pattern` (case-sensitive;
-        `pattern` non-empty and without NUL)."""
-        needle = pattern.encode()
+    def positions_containing(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
+        """Sorted unique positions whose printed name contains `pattern` (`pattern` non-empty
+        and without NUL); with `case_sensitive=False`, ASCII letters match in either case."""
+        needle = pattern.encode() if case_sensitive else pattern.encode().lower()
         k = len(needle)
-        sa, text = self.name_sa, self.names
+        sa, text = (self.name_sa, self.names) if case_sensitive else (self.name_sa_folded, self.names_folded)
         probe = range(len(sa))
         lo = bisect.bisect_left(probe, needle, key=lambda i: _bytes_at(text, int(sa[i]), k))
         hi = bisect.bisect_right(probe, needle, lo=lo, key=lambda i: _bytes_at(text, int(sa[i]), k))
@@ -163,10 +197,13 @@ class SearchIndex:
         owners = self.name_owner[np.asarray(sa[lo:hi])]
         return unique_positions(owners, self.size)
 
-    def positions_with_constant(self, constant_id: int) -> np.ndarray:
-        """Sorted positions whose type mentions constant `constant_id`."""
-        lo, hi = int(self.postings_offsets[constant_id]), int(self.postings_offsets[constant_id + 1])
-        return np.asarray(self.postings[lo:hi], dtype=np.int64)
+    def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
+        """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value
+        (`"value"`) mentions constant `constant_id`."""
+        prefix = "" if where == "type" else f"{where}_"
+        offsets, postings = getattr(self, f"{prefix}postings_offsets"), getattr(self, f"{prefix}postings")
+        lo, hi = int(offsets[constant_id]), int(offsets[constant_id + 1])
+        return np.asarray(postings[lo:hi], dtype=np.int64)
 
     def positions_in_namespace(self, key: str) -> np.ndarray:
         """Sorted positions strictly inside the namespace whose `namespace_key` is `key`."""

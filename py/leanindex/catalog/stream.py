@@ -95,6 +95,13 @@ def read_stream(
             raise _fail(number, f"type_constants of {record.name!r} are not sorted and unique")
         if record.value_constants is not None and not _strictly_sorted(record.value_constants):
             raise _fail(number, f"value_constants of {record.name!r} are not sorted and unique")
+        if record.conclusion_constants is not None:
+            if not _strictly_sorted(record.conclusion_constants):
+                raise _fail(number, f"conclusion_constants of {record.name!r} are not sorted and unique")
+            if not set(record.conclusion_constants) <= set(record.type_constants):
+                raise _fail(number, f"conclusion_constants of {record.name!r} are not all among its type_constants")
+        if record.conclusion_head is not None and record.conclusion_head not in (record.conclusion_constants or []):
+            raise _fail(number, f"conclusion_head of {record.name!r} is not among its conclusion_constants")
         if record.module is not None and record.module not in summary.modules:
             raise _fail(number, f"module {record.module!r} of {record.name!r} is not in the header's module list")
         previous, previous_name = components, record.name

@@ -49,7 +49,7 @@ def _previous_count(paths: CatalogPaths) -> int | None:
         return None
 
 
-_EXTRACTOR_ONLY = ("project", "imports", "lake", "extractor", "source", "with_values", "threads", "timeout_s")
+_EXTRACTOR_ONLY = ("project", "imports", "lake", "extractor", "source", "without_values", "threads", "timeout_s")
 
 
 @catalog.command("build")
@@ -60,7 +60,7 @@ _EXTRACTOR_ONLY = ("project", "imports", "lake", "extractor", "source", "with_va
 @click.option("--lake", default=None, help="lake executable [lake on PATH].")
 @click.option("--extractor", type=click.Path(dir_okay=False, path_type=Path), default=None, help="A built leanindex-extract [build it with lake in the source checkout].")
 @click.option("--source", type=click.Path(file_okay=False, path_type=Path), default=None, help="LeanIndex source checkout to build the extractor in and digest [the one leanindex runs from].")
-@click.option("--with-values", is_flag=True, help="Also record the constants each value uses.")
+@click.option("--without-values", is_flag=True, help="Do not record the constants each value uses (inspect's uses and used_by_count, the uses_constants filter).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Extractor pretty-printing workers [extractor default: 4].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None, help="Kill the extractor after this many seconds [no limit].")
 @click.option("--progress/--no-progress", default=None, help="Draw progress on stderr [only on a terminal].")
@@ -75,7 +75,7 @@ def build(
     lake: str | None,
     extractor: Path | None,
     source: Path | None,
-    with_values: bool,
+    without_values: bool,
     threads: int | None,
     timeout_s: float | None,
     progress: bool | None,
@@ -92,7 +92,7 @@ def build(
     """
     paths = CatalogPaths.of(root, profile)
     given = {"project": project, "imports": imports, "lake": lake, "extractor": extractor, "source": source,
-             "with_values": with_values, "threads": threads, "timeout_s": timeout_s}
+             "without_values": without_values, "threads": threads, "timeout_s": timeout_s}
     if input_path is not None:
         extra = [f"--{name.removesuffix('_s').replace('_', '-')}" for name in _EXTRACTOR_ONLY if given[name]]
         if extra:
@@ -111,7 +111,7 @@ def build(
                 lake=lake,
                 extractor=extractor,
                 source=source,
-                with_values=with_values,
+                with_values=not without_values,
                 threads=threads,
                 timeout_s=timeout_s,
             )

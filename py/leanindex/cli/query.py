@@ -8,9 +8,10 @@ from typing import Any, TypeVar
 import click
 from pydantic.fields import FieldInfo
 from rich.table import Table
+from rich.text import Text
 
 from ..engine import Engine
-from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
+from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, flag_settings, inspect_details
 from ..records import Kind
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
@@ -25,6 +26,8 @@ def render_search(response: SearchResponse) -> None:
         f"{response.total_matches} matches ({response.hidden_matches} private/internal hidden) · "
         f"{response.environment} {response.lean_version or ''}"
     )
+    for resolved in response.resolved_constants:
+        stdout.print(f"{resolved.given} resolved to {resolved.resolved}", markup=False)
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
         stdout.print(f"no declaration's type mentions {unknown.name}{hint}", markup=False)
@@ -33,12 +36,17 @@ def render_search(response: SearchResponse) -> None:
             f"note: this catalog comes from {response.source}; approximate fields: {', '.join(response.approximate_fields)}",
             markup=False,
         )
+    if response.suggestions:
+        stdout.print(f"no visible name contains that; close names: {', '.join(response.suggestions)}", markup=False)
     if response.results:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        for column in ("name", "kind", "type", "module"):
+        # Names are kept whole (a folded name cannot be copied back); the type column folds.
+        table.add_column("name", no_wrap=True, min_width=max(len(r.name) for r in response.results))
+        for column in ("kind", "type", "module"):
             table.add_column(column, overflow="fold")
         for r in response.results:
-            table.add_row(r.name, r.kind.value, r.type, r.module or "")
+            # Text cells: a signature's `[...]` spans are Lean, not console markup.
+            table.add_row(*(Text(cell) for cell in (r.name, r.kind.value, r.type, r.module or "")))
         stdout.print(table)
     if response.next_cursor:
         stdout.print(f"next page: --after {response.next_cursor}")
@@ -63,8 +71,29 @@ def _list(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
     return list(values) or None
 
 
-def _type_pattern(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, list[str]] | None:
-    return {"constants": list(values)} if values else None
+def _fragments(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | list[str] | None:
+    return None if not values else values[0] if len(values) == 1 else list(values)
+
+
+def _flags(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, bool] | None:
+    try:
+        return flag_settings(values)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def _type_pattern(command: F) -> F:
+    """`--constant`/`-c` and `--conclusion`, the two lists of `type_pattern`, read into one value
+    by `_with_type_pattern`."""
+    command = click.option("--conclusion", "type_pattern_conclusion", multiple=True, help="A constant that must occur in the conclusion (repeat, 1-8).")(command)
+    return click.option("--constant", "-c", "type_pattern", multiple=True, help="A constant that must occur in the type (repeat, 1-8).")(command)
+
+
+def _with_type_pattern(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` with the two type-pattern options as the request's `type_pattern`."""
+    constants, conclusion = fields.pop("type_pattern"), fields.pop("type_pattern_conclusion")
+    given = {key: list(values) for key, values in (("constants", constants), ("conclusion", conclusion)) if values}
+    return {**fields, "type_pattern": given or None}
 
 
 #: Options whose spelling differs from the request field (`--constant` for
@@ -72,10 +101,16 @@ def _type_pattern(ctx: click.Context, param: click.Parameter, values: tuple[str,
 #: `--field-name` from the model (`_derived_option`).
 _SPELLED: dict[str, Callable[[F], F]] = {
     "environment": click.option("--environment", "-e", "environment", required=True, help="Profile id, e.g. CORE (case-insensitive)."),
-    "name_contains": click.option("--name-contains", "-n", "name_contains", help="Case-sensitive substring of the printed name."),
-    "type_pattern": click.option(
-        "--constant", "-c", "type_pattern", multiple=True, callback=_type_pattern, help="A constant that must occur in the type (repeat, 1-8)."
+    "name_contains": click.option(
+        "--name-contains", "-n", "name_contains", multiple=True, callback=_fragments, help="Substring of the printed name (repeat: all must occur)."
     ),
+    "case_sensitive": click.option(
+        "--ignore-case", "-i", "case_sensitive", flag_value=False, default=True, help="Name substrings ignore the case of ASCII letters."
+    ),
+    "flags": click.option(
+        "--flag", "flags", multiple=True, callback=_flags, help="instance, class, structure, deprecated or unsafe; KEY=false excludes (repeatable)."
+    ),
+    "type_pattern": _type_pattern,
     "namespace_prefixes": click.option("--namespace", "namespace_prefixes", multiple=True, callback=_list, help="Namespace prefix, e.g. Nat (repeatable)."),
     "kinds": click.option(
         "--kind", "kinds", multiple=True, callback=_list, type=click.Choice([k.value for k in Kind]), help="Kernel kind (repeatable)."
@@ -114,7 +149,7 @@ def search_options(command: F) -> F:
 @handles_errors()
 def search(root: str, as_json: bool, **fields: Any) -> None:
     """Bounded search of declarations, in Name.lt order, with an honest completeness signal."""
-    response = Engine(root).search(SearchRequest(**fields))
+    response = Engine(root).search(SearchRequest(**_with_type_pattern(fields)))
     emit_json(response) if as_json else render_search(response)
 
 

@@ -18,7 +18,7 @@ from ..service.gate import CallGate
 from ..service.logs import configure_logging
 from ..service.errorshape import SharedErrorH11Protocol
 from ..service.mcp import build_mcp_server, serve_stdio
-from ..service.tools import server_tools
+from ..service.tools import TOOL_NAMINGS, server_tools
 from . import main
 from .output import handles_errors, root_option
 
@@ -36,6 +36,10 @@ max_concurrent_option = click.option(
 )
 
 
+tool_names_option = click.option(
+    "--tool-names", type=click.Choice(TOOL_NAMINGS), default="both", show_default=True,
+    help="List MCP tools under their dotted names, underscore names, or both.",
+)
 check_options = [
     click.option("--check", "check_profiles", multiple=True, metavar="PROFILE=PROJECT", help="Enable lean.check for PROFILE, its REPLs started in the Lake project PROJECT (repeatable)."),
     click.option("--check-repl", type=click.Path(file_okay=False), default=None, help="An already built REPL checkout (binary at .lake/build/bin/repl), needed with --check."),
@@ -103,10 +107,11 @@ def _open_engine(root: str) -> Engine:
 @time_budget_option
 @max_concurrent_option
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Origin allowed by CORS (repeatable); CORS is off without one.")
+@tool_names_option
 @with_check_options
 @handles_errors(json_flag=None)
 def serve(
-    root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...],
+    root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...], tool_names: str,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
 ) -> None:
     """Serve the HTTP API and MCP (streamable HTTP, at /mcp) for every profile under ROOT.
@@ -127,6 +132,7 @@ def serve(
         token=_token(),
         cors_origins=cors_origins,
         host=host,
+        tool_names=tool_names,
     )
     checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
     engine = _open_engine(root)
@@ -157,10 +163,11 @@ def serve(
 @root_option
 @time_budget_option
 @max_concurrent_option
+@tool_names_option
 @with_check_options
 @handles_errors(json_flag=None)
 def mcp(
-    root: str, time_budget_s: float, max_concurrent: int,
+    root: str, time_budget_s: float, max_concurrent: int, tool_names: str,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
 ) -> None:
     """Serve the MCP tools over stdio for every profile under ROOT.
@@ -178,7 +185,7 @@ def mcp(
         if checker is not None:
             await checker.start()
         try:
-            await serve_stdio(build_mcp_server(tools))
+            await serve_stdio(build_mcp_server(tools, tool_names))
         finally:
             if checker is not None:
                 await checker.close()

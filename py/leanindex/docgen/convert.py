@@ -220,6 +220,8 @@ def _record(
         module=module,
         type=header.signature,
         type_constants=list(header.constants),
+        conclusion_constants=list(header.conclusion_constants),
+        conclusion_head=header.conclusion_head,
         level_params=[],
         doc=info.doc or None,
         range={"start": {"line": start, "column": None}, "end": {"line": end, "column": None}},

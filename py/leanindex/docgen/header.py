@@ -51,11 +51,14 @@ class RenderedHeader:
     `extends` clause: `(n m : Nat) : n + m = m + n`, or `: Type` when there are no binders.
     `constants`: the constants linked from the binders and the type (link fragments with HTML
     entities and percent-encoding decoded), sorted by code point, without duplicates.
+    `conclusion_constants` and `conclusion_head` approximate the conclusion (see `conclusion`).
     """
 
     kind_text: str
     signature: str
     constants: tuple[str, ...]
+    conclusion_constants: tuple[str, ...] = ()
+    conclusion_head: str | None = None
 
 
 def collapse_whitespace(text: str) -> str:
@@ -74,6 +77,59 @@ def _constant(fragment: str) -> str:
     # An attribute value is HTML-escaped (`#«term_&lt;&amp;&amp;&gt;_»`), and may also be
     # percent-encoded; undo the HTML escaping first, as a browser does before following it.
     return unquote(unescape(fragment) if "&" in fragment else fragment)
+
+
+_OPENING = "([{⦃⟨⟦"
+_CLOSING = ")]}⦄⟩⟧"
+_LINK_TEXT = re.compile(r'<a [^>]*?href="\./[^"#]*\.html#([^"]+)"[^>]*>(.*?)</a>', re.S)
+
+
+def _top_level_cuts(html: str) -> list[int]:
+    """Offsets in `html` just after each `→` and after the `,` of each `∀ ...,` that stand
+    outside brackets and outside tags: where a binder of the type ends."""
+    cuts, depth, in_tag, forall_open = [], 0, False, 0
+    for at, char in enumerate(html):
+        if char == "<":
+            in_tag = True
+        elif char == ">" and in_tag:
+            in_tag = False
+        elif in_tag:
+            continue
+        elif char in _OPENING:
+            depth += 1
+        elif char in _CLOSING:
+            depth = max(depth - 1, 0)
+        elif depth == 0 and char == "∀":
+            forall_open += 1
+        elif depth == 0 and char == "," and forall_open:
+            forall_open -= 1
+            cuts.append(at + 1)
+        elif depth == 0 and char == "→" and not forall_open:
+            cuts.append(at + 1)
+    return cuts
+
+
+def conclusion(type_html: str) -> tuple[tuple[str, ...], str | None]:
+    """An approximation of the conclusion of a doc-gen4 type: the part after the last top-level
+    `→` or `∀ ...,`; its linked constants (sorted, unique), and its head: the constant of its
+    first link when the conclusion's text starts with that link's text (`Group G`), else the
+    only top-level link (`a = b`), else None. Notation that links nothing (`∑ x ∈ s, f x`)
+    and instance arguments, which doc-gen4 does not print, are missed."""
+    cuts = _top_level_cuts(type_html)
+    tail = type_html[cuts[-1] :] if cuts else type_html
+    links = [(m.start(), _constant(m.group(1)), _plain(m.group(2)).strip()) for m in _LINK_TEXT.finditer(tail)]
+    constants = tuple(sorted({constant for _, constant, _ in links}))
+    text = collapse_whitespace(_plain(tail))
+    if links and links[0][2] and text.startswith(links[0][2]):
+        return constants, links[0][1]
+    top = [constant for start, constant, _ in links if _depth_at(tail, start) == 0]
+    return constants, top[0] if len(top) == 1 else None
+
+
+def _depth_at(html: str, offset: int) -> int:
+    """The bracket depth of the text of `html` before `offset` (tags skipped)."""
+    text = _TAG.sub("", html[:offset])
+    return sum(c in _OPENING for c in text) - sum(c in _CLOSING for c in text)
 
 
 def parse_header(html: str) -> RenderedHeader:
@@ -113,4 +169,11 @@ def parse_header(html: str) -> RenderedHeader:
     # `decl_type` is a block box, hence the space between the colon and the type.
     signature = collapse_whitespace(" ".join((_plain(binders), _plain(text[colon:type_open]), _plain(type_))))
     constants = {_constant(link) for part in (binders, type_) for link in _CONSTANT_LINK.findall(part)}
-    return RenderedHeader(kind_text=collapse_whitespace(kind.group(1)), signature=signature, constants=tuple(sorted(constants)))
+    conclusion_constants, conclusion_head = conclusion(type_)
+    return RenderedHeader(
+        kind_text=collapse_whitespace(kind.group(1)),
+        signature=signature,
+        constants=tuple(sorted(constants)),
+        conclusion_constants=conclusion_constants,
+        conclusion_head=conclusion_head,
+    )

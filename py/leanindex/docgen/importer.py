@@ -32,6 +32,8 @@ MATHLIB_REPOSITORY = "leanprover-community/mathlib4"
 UNKNOWN_LEAN_VERSION = "unknown"
 
 APPROXIMATE_FIELDS: tuple[str, ...] = record_fields(
+    "conclusion_constants",  # linked constants after the signature's last top-level `→`/`∀ ...,`
+    "conclusion_head",  # its first (prefix) or only top-level linked constant; infix notation is guessed
     "is_deprecated",  # doc-gen4's data does not say; always false
     "is_internal",  # internal declarations are left out by doc-gen4; false for all present
     "is_private",  # private declarations are left out by doc-gen4; false for all present

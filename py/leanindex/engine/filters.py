@@ -17,9 +17,9 @@ import numpy as np
 
 from ..catalog.index import unique_positions
 from ..errors import ErrorCode, LeanIndexError
-from ..models import MatchReason, SearchRequest, UnknownConstant
+from ..models import SEARCH_FLAGS, MatchReason, ResolvedConstant, SearchRequest, UnknownConstant
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name
-from ..records import KIND_ORDER
+from ..records import FLAG_FIELDS, KIND_ORDER
 from .loaded import LoadedCatalog
 
 EMPTY = np.empty(0, dtype=np.int64)
@@ -61,13 +61,20 @@ class SearchFilter:
         """The sorted `matches` this filter keeps (row filters; selective ones keep all)."""
         return matches
 
+    def mask(self) -> np.ndarray | None:
+        """For a row filter: which of all positions it keeps (a boolean array over the whole
+        catalog, the same rule as `narrow`), used when no selective filter starts the search;
+        None for a selective filter."""
+        return None
+
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         """Why the stored `row` (a matching declaration) matched this filter."""
         raise NotImplementedError
 
 
 class NameContains(SearchFilter):
-    """`name_contains`: a case-sensitive substring of the printed name (suffix-array look-up)."""
+    """`name_contains`: every fragment is a substring of the printed name (suffix-array
+    look-ups; with `case_sensitive: false`, on the names with ASCII letters folded to lower case)."""
 
     field = "name_contains"
 
@@ -76,45 +83,153 @@ class NameContains(SearchFilter):
         return request.name_contains is not None
 
     def positions(self) -> list[np.ndarray]:
-        return [self.catalog.index.positions_containing(self.request.name_contains or "")]
+        index = self.catalog.index
+        return [index.positions_containing(f, self.request.case_sensitive) for f in self.request.name_fragments()]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
-        return [MatchReason(filter="name_contains", value=self.request.name_contains or "")]
+        return [MatchReason(filter="name_contains", value=f) for f in self.request.name_fragments()]
+
+
+def resolve_constant(catalog: LoadedCatalog, name: str, field: str, where: str = "type") -> tuple[str | None, list[str]]:
+    """`name` as a constant some declaration's type (`where="type"`) or value (`"value"`)
+    mentions: as given, in Lean's canonical printing, or, when exactly one such constant ends
+    with its components (`Measure.map` -> `MeasureTheory.Measure.map`), that one. Returns (the
+    constant or None, the constants it could mean when several end so). Raises
+    `LeanIndexError(invalid_request)` naming `field` for an unreadable name."""
+    if catalog.mentioned(name, where):
+        return name, []
+    canonical = format_name(parse_request_name(name, field))
+    if catalog.mentioned(canonical, where):
+        return canonical, []
+    candidates = [c for c in catalog.constants_ending_with(canonical) if catalog.mentioned(c, where)]
+    return (candidates[0], []) if len(candidates) == 1 else (None, candidates)
+
+
+class ConstantSet:
+    """The constants a request field lists, looked up in one catalog (`resolve_constant`):
+    `known` (as stored, in order, without repeats), `resolved` (partly qualified ones and what
+    they resolved to) and `unknown` (each with its suggestions: every constant it could mean
+    first, then close names)."""
+
+    def __init__(self, catalog: LoadedCatalog, names: list[str], field: str, where: str = "type"):
+        self.known: list[str] = []
+        self.resolved: list[ResolvedConstant] = []
+        self.unknown: list[UnknownConstant] = []
+        for name in dict.fromkeys(names):
+            found, candidates = resolve_constant(catalog, name, field, where)
+            canonical = format_name(parse_request_name(name, field))
+            if found is None:
+                close = catalog.close_constants(canonical)
+                self.unknown.append(UnknownConstant(name=canonical, suggestions=list(dict.fromkeys([*candidates, *close]))))
+                continue
+            if found not in (name, canonical):
+                self.resolved.append(ResolvedConstant(given=name, resolved=found))
+            if found not in self.known:
+                self.known.append(found)
+
+    def positions(self, catalog: LoadedCatalog, where: str) -> list[np.ndarray]:
+        """One posting list per known constant (`where`: type, conclusion or value); none at all
+        when a constant is unknown."""
+        if self.unknown:
+            return [EMPTY]
+        return [catalog.index.positions_with_constant(catalog.constant_ids[c], where) for c in self.known]
+
+    def resolution_reasons(self) -> list[MatchReason]:
+        """One reason per resolution: `given -> resolved`."""
+        return [MatchReason(filter="resolved_constant", value=f"{r.given} -> {r.resolved}") for r in self.resolved]
+
+
+def require_recorded(catalog: LoadedCatalog, what: str, field: str) -> None:
+    """Raise `LeanIndexError(not_recorded)` when the catalog's records lack `what`
+    (`conclusions` or `value_constants`), which filter `field` needs: such a search would answer
+    an empty success that is not true."""
+    recorded = catalog.conclusions_recorded() if what == "conclusions" else catalog.values_recorded()
+    if not recorded:
+        identity = catalog.identity()
+        raise LeanIndexError(
+            ErrorCode.NOT_RECORDED,
+            f"{identity.environment} records no {what} (source {identity.source or 'unknown'}), so {field} cannot be answered there",
+            {"field": field, "environment": identity.environment, "source": identity.source},
+        )
 
 
 class TypeConstants(SearchFilter):
-    """`type_pattern.constants`: every constant occurs in the elaborated type (posting lists).
-    A constant is looked up as given, then in Lean's canonical printing; one that no type
-    mentions admits nothing and is listed in `unknown` with close known names."""
+    """`type_pattern`: every `constants` entry occurs in the elaborated type and every
+    `conclusion` entry in the conclusion (posting lists). A constant is looked up as
+    `resolve_constant` says; one that no type mentions admits nothing and is listed in
+    `unknown`. Conclusions need a catalog that records them (`not_recorded` otherwise)."""
 
     field = "type_pattern"
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
-        self.known: list[str] = []
-        self.unknown: list[UnknownConstant] = []
-        self._positions: list[np.ndarray] = []
-        for name in dict.fromkeys(request.type_pattern.constants if request.type_pattern else []):
-            constant_id = catalog.constant_ids.get(name)
-            if constant_id is None:
-                name = format_name(parse_request_name(name, "type_pattern.constants"))
-                constant_id = catalog.constant_ids.get(name)
-            if constant_id is None:
-                self.unknown.append(UnknownConstant(name=name, suggestions=catalog.close_constants(name)))
-                self._positions.append(EMPTY)
-            else:
-                self.known.append(name)
-                self._positions.append(catalog.index.positions_with_constant(constant_id))
+        pattern = request.type_pattern
+        self.constants = ConstantSet(catalog, (pattern.constants or []) if pattern else [], "type_pattern.constants")
+        self.conclusion = ConstantSet(catalog, (pattern.conclusion or []) if pattern else [], "type_pattern.conclusion")
+        if pattern is not None and pattern.conclusion:
+            require_recorded(catalog, "conclusions", "type_pattern.conclusion")
+        self.unknown = [*self.constants.unknown, *self.conclusion.unknown]
+        self.resolved = [*self.constants.resolved, *self.conclusion.resolved]
 
     @classmethod
     def active(cls, request: SearchRequest) -> bool:
         return request.type_pattern is not None
 
     def positions(self) -> list[np.ndarray]:
-        return self._positions
+        return [*self.constants.positions(self.catalog, "type"), *self.conclusion.positions(self.catalog, "conclusion")]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
-        return [MatchReason(filter="type_constant", value=c) for c in self.known]
+        return [
+            *self.constants.resolution_reasons(),
+            *self.conclusion.resolution_reasons(),
+            *(MatchReason(filter="type_constant", value=c) for c in self.constants.known),
+            *(MatchReason(filter="conclusion_constant", value=c) for c in self.conclusion.known),
+        ]
+
+
+class InstancesOf(SearchFilter):
+    """`instances_of`: instances (the `instance` flag) whose conclusion's head is the class
+    (resolved as a type constant). Needs recorded conclusions (`not_recorded` otherwise)."""
+
+    field = "instances_of"
+
+    def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
+        super().__init__(catalog, request)
+        require_recorded(catalog, "conclusions", "instances_of")
+        self.constants = ConstantSet(catalog, [request.instances_of or ""], "instances_of")
+        self.unknown = self.constants.unknown
+        self.resolved = self.constants.resolved
+
+    def positions(self) -> list[np.ndarray]:
+        if self.unknown:
+            return [EMPTY]
+        index = self.catalog.index
+        heads = np.flatnonzero(np.asarray(index.head) == self.catalog.constant_ids[self.constants.known[0]])
+        bit = FLAG_FIELDS.index("is_instance")
+        return [heads[((np.asarray(index.flags[heads]) >> bit) & 1).astype(bool)]]
+
+    def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
+        return [*self.constants.resolution_reasons(), MatchReason(filter="instance_of", value=self.constants.known[0])]
+
+
+class UsesConstants(SearchFilter):
+    """`uses_constants`: the value uses every constant ("used by"; value posting lists).
+    Needs recorded value constants (`not_recorded` otherwise, as in doc-gen4 catalogs)."""
+
+    field = "uses_constants"
+
+    def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
+        super().__init__(catalog, request)
+        require_recorded(catalog, "value_constants", "uses_constants")
+        self.constants = ConstantSet(catalog, request.uses_constants or [], "uses_constants", where="value")
+        self.unknown = self.constants.unknown
+        self.resolved = self.constants.resolved
+
+    def positions(self) -> list[np.ndarray]:
+        return self.constants.positions(self.catalog, "value")
+
+    def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
+        return [*self.constants.resolution_reasons(), *(MatchReason(filter="uses_constant", value=c) for c in self.constants.known)]
 
 
 class NamespacePrefixes(SearchFilter):
@@ -146,12 +261,18 @@ class Kinds(SearchFilter):
 
     field = "kinds"
 
+    def _allowed(self) -> np.ndarray:
+        allowed = np.zeros(len(KIND_ORDER), dtype=bool)
+        allowed[[KIND_ORDER.index(k) for k in self.request.kinds or []]] = True
+        return allowed
+
     def narrow(self, matches: np.ndarray) -> np.ndarray:
         if not len(matches):
             return matches
-        allowed = np.zeros(len(KIND_ORDER), dtype=bool)
-        allowed[[KIND_ORDER.index(k) for k in self.request.kinds or []]] = True
-        return matches[allowed[np.asarray(self.catalog.index.kind[matches])]]
+        return matches[self._allowed()[np.asarray(self.catalog.index.kind[matches])]]
+
+    def mask(self) -> np.ndarray:
+        return self._allowed()[np.asarray(self.catalog.index.kind)]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         return [MatchReason(filter="kind", value=row["kind"])]
@@ -168,12 +289,18 @@ class ModulePrefixes(SearchFilter):
 
     field = "module_prefixes"
 
+    def _ok(self) -> np.ndarray:
+        prefixes = self.request.module_prefixes or []
+        # one entry per module id, and a final False that id -1 (no module) lands on
+        return np.array([any(module_matches(m, p) for p in prefixes) for m in self.catalog.modules] + [False], dtype=bool)
+
     def narrow(self, matches: np.ndarray) -> np.ndarray:
         if not len(matches):
             return matches
-        prefixes = self.request.module_prefixes or []
-        ok = np.array([any(module_matches(m, p) for p in prefixes) for m in self.catalog.modules] + [False], dtype=bool)
-        return matches[ok[np.asarray(self.catalog.index.module_id[matches])]]  # id -1 lands on the final False
+        return matches[self._ok()[np.asarray(self.catalog.index.module_id[matches])]]
+
+    def mask(self) -> np.ndarray:
+        return self._ok()[np.asarray(self.catalog.index.module_id)]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         module = row["module"]
@@ -182,5 +309,39 @@ class ModulePrefixes(SearchFilter):
         return [MatchReason(filter="module_prefix", value=p) for p in self.request.module_prefixes or [] if module_matches(module, p)]
 
 
+class Flags(SearchFilter):
+    """`flags`: each key given `true` names a flag the record must have, `false` one it must
+    not have (the index's flag bits, `records.FLAG_FIELDS` order)."""
+
+    field = "flags"
+
+    @classmethod
+    def active(cls, request: SearchRequest) -> bool:
+        return request.flags is not None and any(v is not None for v in request.flags.model_dump().values())
+
+    def _wanted(self) -> dict[str, bool]:
+        assert self.request.flags is not None
+        return {key: value for key, value in self.request.flags.model_dump().items() if value is not None}
+
+    def _keeps(self, bits: np.ndarray) -> np.ndarray:
+        """Which of the flag words `bits` have every wanted flag set or clear."""
+        required = sum(1 << FLAG_FIELDS.index(SEARCH_FLAGS[key]) for key in self._wanted())
+        wanted = sum(1 << FLAG_FIELDS.index(SEARCH_FLAGS[key]) for key, value in self._wanted().items() if value)
+        return (bits & required) == wanted
+
+    def narrow(self, matches: np.ndarray) -> np.ndarray:
+        if not len(matches):
+            return matches
+        return matches[self._keeps(np.asarray(self.catalog.index.flags[matches]))]
+
+    def mask(self) -> np.ndarray:
+        return self._keeps(np.asarray(self.catalog.index.flags))
+
+    def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
+        return [MatchReason(filter="flag", value=f"{key}={'true' if value else 'false'}") for key, value in self._wanted().items()]
+
+
 #: Every filter, in the order they apply and their reasons are listed.
-FILTERS: tuple[type[SearchFilter], ...] = (NameContains, TypeConstants, NamespacePrefixes, Kinds, ModulePrefixes)
+FILTERS: tuple[type[SearchFilter], ...] = (
+    NameContains, TypeConstants, InstancesOf, UsesConstants, NamespacePrefixes, Kinds, ModulePrefixes, Flags,
+)

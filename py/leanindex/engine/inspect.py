@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import ErrorCode, LeanIndexError
 from ..models import INSPECT_RECORD_FIELDS, DeclarationFlags, InspectRequest, InspectResponse, display_profile
 from ..names import format_name
@@ -37,7 +39,29 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
         **{name: row.get(name, DeclarationRecord.model_fields[name].get_default()) for name in INSPECT_RECORD_FIELDS},
         namespace=row["namespace"],
         flags=DeclarationFlags(**{flag: row.get(flag, False) for flag in FLAG_FIELDS}),
+        **_dependencies(catalog, row),
     )
+
+
+def _dependencies(catalog: LoadedCatalog, row: dict[str, Any]) -> dict[str, Any]:
+    """`uses` (type and value constants, sorted), `used_by_count` (declarations whose value
+    uses this one) and, for a class, `instance_count` (instances whose conclusion's head it is);
+    each null when the catalog does not record what it needs."""
+    index = catalog.index
+    constant_id = catalog.constant_ids.get(row["name"])
+    values = row.get("value_constants")
+    recorded = catalog.values_recorded()
+    instance_count = None
+    if row.get("is_class") and catalog.conclusions_recorded():
+        instance_count = 0
+        if constant_id is not None:
+            heads = np.flatnonzero(np.asarray(index.head) == constant_id)
+            instance_count = int(((np.asarray(index.flags[heads]) >> FLAG_FIELDS.index("is_instance")) & 1).sum())
+    return {
+        "uses": sorted({*row["type_constants"], *values}) if recorded and values is not None else None,
+        "used_by_count": (len(index.positions_with_constant(constant_id, "value")) if constant_id is not None else 0) if recorded else None,
+        "instance_count": instance_count,
+    }
 
 
 def _row_named(catalog: LoadedCatalog, name: str) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
@@ -17,6 +18,7 @@ from ..catalog.manifest import Manifest, environment_identity
 from ..catalog.verify import verify_catalog
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
+from ..names import NameSyntaxError, format_name, parse_name
 from .lease import Leases
 
 FileStamp = tuple[int, int, int]
@@ -43,6 +45,15 @@ def catalog_stamps(paths: CatalogPaths, files: list[str]) -> dict[str, object]:
     return stamps
 
 
+def format_components(name: str) -> tuple[str | int, ...]:
+    """The components of a printed constant name (a name that cannot be read back, which the
+    builder keeps as printed, counts as one component)."""
+    try:
+        return parse_name(name)
+    except NameSyntaxError:
+        return (name,)
+
+
 @dataclass
 class LoadedCatalog:
     """A catalog that passed `verify_catalog`, opened for serving.
@@ -62,6 +73,8 @@ class LoadedCatalog:
     modules: list[str]
     stamps: dict[str, object]
     _names: list[str] | None = field(default=None, repr=False)
+    _last_components: dict[str, str] | None = field(default=None, repr=False)
+    _by_suffix: dict[str, list[str]] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     leases: Leases = field(init=False, repr=False)
 
@@ -120,9 +133,13 @@ class LoadedCatalog:
     def all_names(self) -> list[str]:
         """Every printed name in `pos` order, loaded on first use (for suggestions only)."""
         with self._lock:
-            if self._names is None:
-                self._names = [n for (n,) in self.cursor().execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
-            return self._names
+            return self.all_names_unlocked()
+
+    def all_names_unlocked(self) -> list[str]:
+        """`all_names` for a caller that holds the lock."""
+        if self._names is None:
+            self._names = [n for (n,) in self.cursor().execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
+        return self._names
 
     def close_names(self, name: str, limit: int = 5) -> list[str]:
         """Visible declaration names close to `name`: first among names sharing its last
@@ -138,6 +155,58 @@ class LoadedCatalog:
             choices = {int(p): names[int(p)] for p in visible}
         found = process.extract(name, choices, scorer=fuzz.ratio, limit=limit)
         return [match for match, _score, _key in found]
+
+    def close_fragments(self, fragment: str, limit: int = 5) -> list[str]:
+        """Visible names whose last component is closest to `fragment` by edit similarity
+        (rapidfuzz; the shortest name per last component), for a name fragment that nothing
+        contains (`sqrrt` -> `Nat.sqrt`, `Real.sqrt`...)."""
+        with self._lock:
+            if self._last_components is None:
+                names = self.all_names_unlocked()
+                hidden = np.asarray(self.index.hidden, dtype=bool)
+                shortest: dict[str, str] = {}
+                for pos in np.flatnonzero(~hidden).tolist():
+                    name = names[pos]
+                    last = name.rsplit(".", 1)[-1]
+                    if last not in shortest or len(name) < len(shortest[last]):
+                        shortest[last] = name
+                self._last_components = shortest
+            shortest = self._last_components
+        found = process.extract(fragment.rsplit(".", 1)[-1], list(shortest), scorer=fuzz.ratio, limit=limit)
+        return [shortest[match] for match, _score, _key in found]
+
+    def mentioned(self, constant: str, where: str = "type") -> bool:
+        """True when some declaration's type (`where="type"`) or value (`"value"`) mentions
+        `constant`."""
+        constant_id = self.constant_ids.get(constant)
+        return constant_id is not None and len(self.index.positions_with_constant(constant_id, where)) > 0
+
+    @cached_property
+    def _recorded(self) -> tuple[bool, bool]:
+        """(conclusions recorded for every record, value constants recorded for every record);
+        one scan of two index arrays, at the first search that needs them."""
+        return bool((np.asarray(self.index.head) != -2).all()), bool(np.asarray(self.index.has_values).all())
+
+    def conclusions_recorded(self) -> bool:
+        """True when every record of the catalog has its conclusion recorded."""
+        return self._recorded[0]
+
+    def values_recorded(self) -> bool:
+        """True when every record of the catalog has its value constants recorded."""
+        return self._recorded[1]
+
+    def constants_ending_with(self, name: str) -> list[str]:
+        """Known type constants of which `name` is a proper trailing part, component-wise
+        (`Measure.map` -> `MeasureTheory.Measure.map`), sorted; built on first use."""
+        with self._lock:
+            if self._by_suffix is None:
+                by_suffix: dict[str, list[str]] = {}
+                for constant in self.constant_names:
+                    components = format_components(constant)
+                    for start in range(1, len(components)):
+                        by_suffix.setdefault(format_name(components[start:]), []).append(constant)
+                self._by_suffix = by_suffix
+            return sorted(self._by_suffix.get(name, []))
 
     def close_constants(self, name: str, limit: int = 5) -> list[str]:
         """Known type constants close to `name` by edit similarity (rapidfuzz)."""

@@ -26,7 +26,9 @@ from ..models import (
 from ..names import printed_namespace
 from ..records import Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
-from .filters import EMPTY, FILTERS, SearchFilter, TypeConstants
+from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, TypeConstants, UsesConstants
+
+CONSTANT_FILTERS = (TypeConstants, InstancesOf, UsesConstants)
 from .loaded import LoadedCatalog
 
 
@@ -53,23 +55,33 @@ def _intersect(lists: list[np.ndarray], size: int) -> np.ndarray:
 def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     """Run `request` on `catalog`; see `SearchResponse` for the meaning of every field.
 
-    Raises `LeanIndexError(invalid_request)` when neither `name_contains` nor `type_pattern` is
-    given, for an unreadable name in a filter, and for a cursor from another catalog or query.
+    Raises `LeanIndexError(invalid_request)` when no filter is given, for an unreadable name in
+    a filter, and for a cursor from another catalog or query.
     """
-    if request.name_contains is None and request.type_pattern is None:
+    filters = [kind(catalog, request) for kind in FILTERS if kind.active(request)]
+    if not filters:
         raise LeanIndexError(
             ErrorCode.INVALID_REQUEST,
-            "give at least one of name_contains and type_pattern",
-            {"fields": ["name_contains", "type_pattern"]},
+            "give at least one filter: " + ", ".join(f.field for f in FILTERS),
+            {"fields": [f.field for f in FILTERS]},
         )
     index = catalog.index
     after = -1
     if request.after is not None:
         after = decode_cursor(request.after, catalog.manifest.catalog.declarations_parquet_sha256, request, index.size)
-    filters = [kind(catalog, request) for kind in FILTERS if kind.active(request)]
-    matches = _intersect([positions for f in filters for positions in f.positions()], index.size)
-    for f in filters:
-        matches = f.narrow(matches)
+    selective = [positions for f in filters for positions in f.positions()]
+    if selective:
+        matches = _intersect(selective, index.size)
+        for f in filters:
+            matches = f.narrow(matches)
+    else:
+        # Browsing (only row filters): one pass of each over the whole catalog's arrays.
+        keep = np.ones(index.size, dtype=bool)
+        for f in filters:
+            mask = f.mask()
+            assert mask is not None, f"{type(f).__name__} is neither selective nor a row filter"
+            keep &= mask
+        matches = np.flatnonzero(keep)
 
     hidden = np.asarray(index.hidden[matches], dtype=bool) if len(matches) else np.empty(0, dtype=bool)
     visible = matches[~hidden]
@@ -89,8 +101,22 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         next_cursor=encode_cursor(digest, request, int(page[-1])) if more else None,
         total_matches=int(len(visible)),
         hidden_matches=int(len(matches) - len(visible)),
-        unknown_constants=[u for f in filters if isinstance(f, TypeConstants) for u in f.unknown],
+        unknown_constants=[u for f in filters if isinstance(f, CONSTANT_FILTERS) for u in f.unknown],
+        resolved_constants=[r for f in filters if isinstance(f, CONSTANT_FILTERS) for r in f.resolved],
+        suggestions=_name_suggestions(catalog, request) if not len(visible) else [],
     )
+
+
+def _name_suggestions(catalog: LoadedCatalog, request: SearchRequest) -> list[str]:
+    """Close visible names for a name search that found nothing: for each fragment that no
+    visible name contains, the names most similar to it (rapidfuzz)."""
+    index = catalog.index
+    found: list[str] = []
+    for fragment in request.name_fragments():
+        containing = index.positions_containing(fragment, request.case_sensitive)
+        if not len(containing) or np.asarray(index.hidden[containing], dtype=bool).all():
+            found.extend(catalog.close_fragments(fragment))
+    return list(dict.fromkeys(found))
 
 
 def _rows(catalog: LoadedCatalog, positions: np.ndarray) -> dict[int, dict[str, Any]]:

@@ -48,7 +48,7 @@ class ProfileBuild:
     lake: str | None = None
     extractor: Path | None = None
     source: Path | None = None
-    with_values: bool = False
+    with_values: bool = True
     threads: int | None = None
     timeout_s: float | None = None
 
@@ -91,7 +91,7 @@ def default_project(profile: str, root: Path, source: Path | None) -> Path:
 
 
 def _extractor_flags(build: ProfileBuild) -> list[str]:
-    flags = ["--with-values"] if build.with_values else []
+    flags = [] if build.with_values else ["--without-values"]
     if build.threads is not None:
         flags += ["--threads", str(build.threads)]
     return flags

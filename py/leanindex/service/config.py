@@ -23,6 +23,7 @@ class ServiceConfig:
     - `cors_origins`: origins allowed by CORS; empty means no CORS headers at all.
     - `host`: the address served, which also decides the MCP transport's DNS-rebinding guard
       (on for loopback addresses).
+    - `tool_names`: the names MCP lists tools under: `dotted`, `underscore` or `both`.
     """
 
     max_body_bytes: int = 1_048_576
@@ -31,6 +32,7 @@ class ServiceConfig:
     token: str | None = None
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     host: str = "127.0.0.1"
+    tool_names: str = "both"
 
     def __post_init__(self) -> None:
         if self.max_body_bytes < 0:
@@ -39,5 +41,7 @@ class ServiceConfig:
             raise ValueError("time_budget_s must be > 0")
         if self.max_concurrent < 0:
             raise ValueError("max_concurrent must be >= 0")
+        if self.tool_names not in ("dotted", "underscore", "both"):
+            raise ValueError("tool_names must be dotted, underscore or both")
         if self.token is not None and not self.token:
             raise ValueError("token must be non-empty when given")

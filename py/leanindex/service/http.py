@@ -5,6 +5,8 @@ of `errors.HTTP_STATUS`):
 
 - `GET /v1/environments`: `EnvironmentsResponse`, every profile under the root;
 - `POST /v1/declarations/search`: body `SearchRequest`, answer `SearchResponse`;
+- `GET /v1/declarations/search?environment=ID&name_contains=...`: the same search, its fields as
+  query parameters (`models.search_request_from_query`), the same answer;
 - `GET /v1/declarations/{name}?environment=ID`: `InspectResponse`; `name` is the percent-encoded
   full Lean name and may contain `/`, `.`, `«»`, newlines and any Unicode (`LeanNameConvertor`
   keeps it whole);
@@ -32,20 +34,24 @@ from typing import Annotated, TypeVar
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..checker import Checker, CheckRequest, CheckResponse
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     DeclarationName,
+    EnvironmentsRequest,
     EnvironmentsResponse,
     InspectRequest,
     InspectResponse,
     ProfileId,
     SearchRequest,
     SearchResponse,
+    search_query_parameters,
+    search_request_from_query,
 )
+from ..validation import invalid_request
 from ..version import __version__
 from .check import unless_disconnected
 from .config import ServiceConfig
@@ -55,7 +61,7 @@ from .metrics import ServiceMetrics
 from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
-from .tools import CHECK, INSPECT, SEARCH, ToolSpec, server_tools
+from .tools import CHECK, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
 
 log = logging.getLogger("leanindex.http")
 
@@ -78,7 +84,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     gate = CallGate(config.max_concurrent, config.time_budget_s)
     metrics = ServiceMetrics(gate)
     tools = {spec.name: spec for spec in server_tools(engine, gate, checker)}
-    mcp_server = build_mcp_server(list(tools.values()))
+    mcp_server = build_mcp_server(list(tools.values()), config.tool_names)
     sessions = mcp_sessions(config, mcp_server)
 
     def record_verification() -> None:
@@ -168,20 +174,39 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
     async def environments() -> EnvironmentsResponse:
         """Every profile under the served root: identity, imports, declaration counts, and
         whether its catalog verified against its manifest (`verified`)."""
-        response = await gate.run(engine.environments)
+        response = await tools[ENVIRONMENTS].call(EnvironmentsRequest())
         metrics.record_environments(response)
         return response
 
     @app.post(
         "/v1/declarations/search",
         response_model=SearchResponse,
-        responses=error_responses(ErrorCode.INVALID_REQUEST, *_CATALOG, ErrorCode.PAYLOAD_TOO_LARGE, *_LIMITS),
+        responses=error_responses(ErrorCode.INVALID_REQUEST, ErrorCode.NOT_RECORDED, *_CATALOG, ErrorCode.PAYLOAD_TOO_LARGE, *_LIMITS),
         operation_id="searchDeclarations",
         tags=["declarations"],
     )
     async def search(request: Request, body: SearchRequest) -> SearchResponse:
         """Bounded search in Name.lt order (`lean.declaration.search`); see `SearchResponse` for
         the completeness signal and `next_cursor` paging."""
+        return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
+
+    # Declared before the inspect route, which would otherwise take `search` for a name.
+    @app.get(
+        "/v1/declarations/search",
+        response_model=SearchResponse,
+        responses=error_responses(ErrorCode.INVALID_REQUEST, ErrorCode.NOT_RECORDED, *_CATALOG, *_LIMITS),
+        operation_id="searchDeclarationsByQuery",
+        tags=["declarations"],
+        openapi_extra={"parameters": search_query_parameters()},
+    )
+    async def search_by_query(request: Request) -> SearchResponse:
+        """The same search as `POST /v1/declarations/search`, its fields as query parameters
+        (`models.search_request_from_query`: list fields repeat their parameter, `constant`
+        for a type-pattern constant, `flag=KEY` or `flag=KEY=false`); the same answer."""
+        try:
+            body = SearchRequest.model_validate(search_request_from_query(list(request.query_params.multi_items())))
+        except ValidationError as error:
+            raise invalid_request(error.errors()) from None
         return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
 
     @app.get(

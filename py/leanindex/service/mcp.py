@@ -5,8 +5,9 @@ the input schema of each tool must be exactly its shared request model and each 
 must carry the shared error object, which `MCPServer` (schemas from function signatures, errors
 as text) does not allow.
 
-Each tool is listed twice, under its dotted name and its underscore alias, with the same input
-schema (the request model's JSON Schema), output schema (the response model's) and annotations.
+Each tool is listed under its dotted name, its underscore alias or both (`--tool-names`), with its
+input schema (the request model's JSON Schema, compacted), its output schema (the response
+model's; the query tools leave it out) and annotations.
 A call validates the arguments with the request model and answers with `structuredContent` =
 the response model and one text block = the compact rendering. A request the library refuses or
 a service failure (`LeanIndexError`, or arguments the model rejects) is a tool result with
@@ -30,7 +31,7 @@ from ..errors import LeanIndexError
 from ..validation import invalid_request
 from ..version import __version__
 from .stdio import checked_stdio_server
-from .tools import ToolSpec, render_error
+from .tools import ToolNaming, ToolSpec, render_error
 
 SERVER_NAME = "leanindex"
 
@@ -43,18 +44,50 @@ INSTRUCTIONS = (
 log = logging.getLogger("leanindex.mcp")
 
 
-def tool_definitions(tools: Sequence[ToolSpec]) -> list[types.Tool]:
-    """The `tools/list` entries: each tool under its dotted name, then under its alias."""
+def compact_schema(schema: Any) -> Any:
+    """`schema` as agents are shown it: titles, descriptions, string patterns and lengths (the
+    name grammar and its bounds; the request model checks them) and null defaults left out, and
+    `null` dropped from a field's options and "not null" constraints (leaving a field out means
+    the same). The tool's
+    description says what the fields mean; the request model still validates every call."""
+    if isinstance(schema, list):
+        return [compact_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {
+        key: compact_schema(value)
+        for key, value in schema.items()
+        if key not in ("title", "description", "pattern", "minLength", "maxLength") and not (key == "default" and value is None)
+    }
+    # "not null" constraints go with the null options: a property is left out, never null.
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {name: value for name, value in out["properties"].items() if value != {"not": {"type": "null"}}}
+        if not out["properties"]:
+            del out["properties"]
+    options = out.get("anyOf")
+    if options is not None:
+        rest = [option for option in options if option != {"type": "null"}]
+        if len(rest) == 1:
+            del out["anyOf"]
+            out.update(rest[0])
+        else:
+            out["anyOf"] = rest
+    return out
+
+
+def tool_definitions(tools: Sequence[ToolSpec], naming: ToolNaming = "both") -> list[types.Tool]:
+    """The `tools/list` entries: each tool under the names `naming` gives (`ToolSpec.names`),
+    with its compact input schema, and its output schema when the tool lists one."""
     listed = []
     for spec in tools:
-        for name in (spec.name, spec.alias):
+        for name in spec.names(naming):
             listed.append(
                 types.Tool(
                     name=name,
                     title=spec.title,
                     description=spec.description,
-                    input_schema=spec.request_model.model_json_schema(mode="validation"),
-                    output_schema=spec.response_model.model_json_schema(mode="serialization"),
+                    input_schema=compact_schema(spec.request_model.model_json_schema(mode="validation")),
+                    output_schema=spec.response_model.model_json_schema(mode="serialization") if spec.lists_output_schema else None,
                     annotations=types.ToolAnnotations(
                         title=spec.title,
                         read_only_hint=spec.read_only,
@@ -98,19 +131,20 @@ async def call_tool(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallTool
     return error_result(failure)
 
 
-def build_mcp_server(tools: Sequence[ToolSpec]) -> Server[Any]:
-    """The MCP server `leanindex` offering the `enabled` ones of `tools` (and their aliases).
+def build_mcp_server(tools: Sequence[ToolSpec], naming: ToolNaming = "both") -> Server[Any]:
+    """The MCP server `leanindex` offering the `enabled` ones of `tools`, under the names
+    `naming` gives (dotted, underscore alias, or both).
 
     Raises `ValueError` when two tools would share a name.
     """
     tools = [spec for spec in tools if spec.enabled]
     by_name: dict[str, ToolSpec] = {}
     for spec in tools:
-        for name in (spec.name, spec.alias):
+        for name in spec.names(naming):
             if name in by_name:
                 raise ValueError(f"tool name {name!r} is used twice")
             by_name[name] = spec
-    listing = tool_definitions(tools)
+    listing = tool_definitions(tools, naming)
     input_schemas = {tool.name: tool.input_schema for tool in listing}
 
     async def on_list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

@@ -12,14 +12,22 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
 from ..checker import Checker, CheckRequest, CheckResponse
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
-from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
+from ..models import (
+    EnvironmentsRequest,
+    EnvironmentsResponse,
+    InspectRequest,
+    InspectResponse,
+    SearchRequest,
+    SearchResponse,
+    inspect_details,
+)
 from .gate import CallGate
 
 
@@ -32,7 +40,9 @@ class ToolSpec:
     a response into the compact text put beside the structured content. `http_route` is the
     HTTP API's route for the same call (`METHOD /path`, as `leanindex.service.http` declares
     it; a test checks that the app has it). A tool that is not `enabled` on this server is
-    documented but not listed over MCP.
+    documented but not listed over MCP. The query tools do not list an output schema
+    (`lists_output_schema`): it would cost agents several KB of context per tool, and the
+    response models are in `api/models.schema.json`.
     """
 
     name: str
@@ -46,6 +56,7 @@ class ToolSpec:
     read_only: bool = True
     idempotent: bool = True
     enabled: bool = True
+    lists_output_schema: bool = True
 
     @property
     def alias(self) -> str:
@@ -53,24 +64,49 @@ class ToolSpec:
         MCP clients refuse tool names with dots although the MCP specification allows them."""
         return self.name.replace(".", "_")
 
+    def names(self, naming: ToolNaming = "both") -> tuple[str, ...]:
+        """The names this tool is listed under: `dotted`, `underscore` (the alias) or `both`."""
+        return {"dotted": (self.name,), "underscore": (self.alias,), "both": (self.name, self.alias)}[naming]
+
+
+#: How tools are named over MCP (`--tool-names`): the dotted name, its underscore alias, or both.
+ToolNaming = Literal["dotted", "underscore", "both"]
+TOOL_NAMINGS: tuple[str, ...] = get_args(ToolNaming)
+
 
 SEARCH_DESCRIPTION = """\
-Bounded search of the declarations (theorems, definitions, ...) of a pinned Lean 4 environment.
-Give `environment` (a profile id such as CORE or MATHLIB; see the server's environments) and at
-least one of `name_contains` (case-sensitive substring of the full name) and
-`type_pattern.constants` (1-8 exact constant names that must all occur in the elaborated type;
-no unification, no notation). Optional filters, all of which must hold: `namespace_prefixes`,
-`kinds`, `module_prefixes`. Results come in Lean's Name.lt order, at most `result_limit` (1-50).
-`stop_reason` EXHAUSTED with completeness COMPLETE means every match was returned; RESULT_LIMIT
-means more exist: pass `next_cursor` as `after` with the same filters for the next page.
-`total_matches` counts every visible match; `hidden_matches` the private/internal ones left out.
-Unknown type constants are listed with close known names."""
+Bounded search of a Lean 4 environment's declarations (`environment`: see lean.environments).
+Any filters, all must hold: name_contains (substrings), type_pattern.constants/.conclusion
+(constants of the type/its conclusion; partly qualified names resolve), instances_of (a class),
+uses_constants, namespace_prefixes, kinds, module_prefixes, flags. total_matches is exact;
+RESULT_LIMIT: pass next_cursor as `after`."""
 
 INSPECT_DESCRIPTION = """\
 Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full
 name (`Nat.add_comm`, `Foo.«bar baz»`): kind, elaborated type, namespace, module, source range,
 docstring, universe parameters, type constants, flags, and the environment identity. A name that
 is not in the catalog is an error `not_found` with close known names."""
+
+ENVIRONMENTS_DESCRIPTION = """\
+The Lean 4 environments this server answers for: each profile id (the `environment` of the
+other tools), its Lean and Mathlib revisions, imports, declaration counts, where its records come
+from (`source`) and which fields that source only approximates, and whether it verified."""
+
+
+def render_environments(response: EnvironmentsResponse) -> str:
+    """One line per environment: id, counts, revisions, source and approximate fields, or the
+    problem that keeps it from serving."""
+    lines = []
+    for env in response.environments:
+        if not env.verified:
+            lines.append(f"{env.environment}: not serving ({env.problem.code.value if env.problem else 'unverified'})")
+            continue
+        approximate = f", approximate: {', '.join(env.approximate_fields)}" if env.approximate_fields else ""
+        lines.append(
+            f"{env.environment}: {env.visible_count} visible of {env.declaration_count} declarations | lean {env.lean_version or '-'}"
+            f" | mathlib {env.mathlib_commit or '-'} | source {env.source or '-'}{approximate}"
+        )
+    return "\n".join(lines) or "no environment is served here"
 
 
 def _lean_line(response: Any) -> str:
@@ -86,6 +122,9 @@ def render_search(response: SearchResponse) -> str:
         f"total_matches {response.total_matches}, hidden_matches {response.hidden_matches} ({_lean_line(response)})"
     ]
     lines.extend(f"{r.name} | {r.kind.value} | {r.type} | {r.module or '-'}" for r in response.results)
+    lines.extend(f"{r.given} resolved to {r.resolved}" for r in response.resolved_constants)
+    if response.suggestions:
+        lines.append(f"no visible name contains that; close names: {', '.join(response.suggestions)}")
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
         lines.append(f"no declaration's type mentions {unknown.name}{hint}")
@@ -152,6 +191,7 @@ def render_error(error: LeanIndexError) -> str:
     return text
 
 
+ENVIRONMENTS = "lean.environments"
 SEARCH = "lean.declaration.search"
 INSPECT = "lean.declaration.inspect"
 CHECK = "lean.check"
@@ -161,7 +201,8 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
     """Every tool a server has, in listing order; the one list that the HTTP routes, the MCP
     servers (`leanindex serve`, `leanindex mcp`) and `api/mcp-tools.json` come from.
 
-    `lean.declaration.search` and `lean.declaration.inspect` run on `engine` through `gate` (so
+    `lean.declaration.search`, `lean.declaration.inspect` and `lean.environments` run on
+    `engine` through `gate` (so
     `busy` and `timeout` apply); `lean.check` runs on `checker`, which owns its own limits
     (bounded queue answering `busy`, per-check timeout, code size cap). Without a checker,
     `lean.check` is not `enabled` (MCP does not list it) and a call raises
@@ -173,6 +214,9 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
 
     async def inspect(request: InspectRequest) -> InspectResponse:
         return await gate.run(engine.inspect, request)
+
+    async def environments(request: EnvironmentsRequest) -> EnvironmentsResponse:
+        return await gate.run(engine.environments)
 
     async def check_disabled(request: CheckRequest) -> CheckResponse:
         raise LeanIndexError(
@@ -191,6 +235,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             response_model=SearchResponse,
             call=search,
             render=render_search,
+            lists_output_schema=False,
         ),
         ToolSpec(
             name=INSPECT,
@@ -201,6 +246,18 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             response_model=InspectResponse,
             call=inspect,
             render=render_inspect,
+            lists_output_schema=False,
+        ),
+        ToolSpec(
+            name=ENVIRONMENTS,
+            title="List Lean environments",
+            description=ENVIRONMENTS_DESCRIPTION,
+            http_route="GET /v1/environments",
+            request_model=EnvironmentsRequest,
+            response_model=EnvironmentsResponse,
+            call=environments,
+            render=render_environments,
+            lists_output_schema=False,
         ),
         ToolSpec(
             name=CHECK,
