@@ -188,9 +188,27 @@ _script(_NAMED, [declaration(_NAMED, "instance", "instBig", (1, 0), (1, len(_NAM
 _SHOW_P = "theorem show_p (p: Prop) (h : p) : p := by exact h"
 _script(" " * len("import Lean.Elab") + "\n" + _SHOW_P, [declaration(_SHOW_P, "theorem", "show_p", (2, 0), (2, len(_SHOW_P)))])
 
+# Target checks (tests/test_checker_target.py): the commands before a target and candidate
+# replacements of the recorded `show_p` theorem. Scripted, not recorded: the info trees follow the
+# recorded `infotree_theorem` shapes; the error text follows Lean's "type mismatch" message.
+_script("def f : Nat := 1", [declaration("def f : Nat := 1", "definition", "f", (1, 0), (1, 16))])
+_SHOW_P_SORRY = "theorem show_p (p: Prop) (h : p) : p := sorry"
+COMMANDS[_SHOW_P_SORRY] = {
+    **_with_eoi(_SHOW_P_SORRY, [declaration(_SHOW_P_SORRY, "theorem", "show_p", (1, 0), (1, 45))]),
+    "messages": [_info(1, 8, 14, "declaration uses `sorry`", "warning")],
+    "sorries": [{"pos": _pos(1, 40), "endPos": _pos(1, 45), "goal": "p : Prop\nh : p\n⊢ p", "proofState": 0}],
+}
+_SHOW_P_WRONG = "theorem show_p (p: Prop) (h : p) : p := by exact p"
+_script(
+    _SHOW_P_WRONG,
+    [declaration(_SHOW_P_WRONG, "theorem", "show_p", (1, 0), (1, 50))],
+    [_info(1, 49, 50, "type mismatch\n  p\nhas type\n  Prop : Type\nbut is expected to have type\n  p : Prop", "error")],
+)
+
 #: `#print axioms` answers: name at the declaration site -> (full name, axioms).
 AXIOMS: dict[str, tuple[str, list[str]]] = {
     "show_p": ("show_p", []),
+    "f": ("f", []),
     "ok": ("ok", []),
     "t2": ("t2", []),
     "h": ("h", []),

@@ -17,8 +17,9 @@ import hashlib
 import tempfile
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from lean_interact import LeanREPLConfig, LocalProject
 
@@ -26,13 +27,28 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import display_profile
 from .cache import VerdictCache
 from .config import CheckerConfig
-from .header import parse_header, uncovered_imports, unknown_modules
+from .commands import find_target, split_commands
+from .header import Header, parse_header, uncovered_imports, unknown_modules
 from .isolation import make_sandbox
-from .models import CheckRequest, CheckResponse, Isolation, Timings
+from .models import (
+    CheckRequest,
+    CheckResponse,
+    Diagnostic,
+    Isolation,
+    TargetCheckRequest,
+    TargetCheckResponse,
+    TargetMode,
+    Timings,
+    UnitVerdict,
+    Verdict,
+)
 from .pool import ProfilePool
-from .verdict import decide
-from .worker import RawCheck
+from .target import decide_raw, moved_diagnostics, unit_verdict
+from .verdict import diagnostics_of
+from .worker import RawCheck, Worker
 
+R = TypeVar("R")
+T = TypeVar("T")
 _LIVE: weakref.WeakSet[Checker] = weakref.WeakSet()
 
 
@@ -122,23 +138,20 @@ class Checker:
             )
         return pool
 
-    async def check(self, request: CheckRequest) -> CheckResponse:
-        """Check `request.code` against its profile's warm environment.
-
-        The awaiting task can be cancelled: a queued check leaves the queue; a running one
-        finishes in the background and releases its worker. See the class docstring for errors.
-        """
-        received = time.perf_counter()
-        pool = self.pool(request.environment)
+    def _admit(self, environment: str, code: str, extra: Sequence[str] = ()) -> tuple[ProfilePool, Header]:
+        """The profile's pool and the file's header, after the refusals every request shares:
+        `unknown_environment`, `payload_too_large` (`code` and `extra` together over
+        `max_code_bytes`), `header_mismatch` (`prelude`, imports outside the profile)."""
+        pool = self.pool(environment)
         config = pool.config
-        size = len(request.code.encode("utf-8"))
+        size = len(code.encode("utf-8")) + sum(len(text.encode("utf-8")) for text in extra)
         if size > config.max_code_bytes:
             raise LeanIndexError(
                 ErrorCode.PAYLOAD_TOO_LARGE,
                 f"code is {size} bytes; the limit is {config.max_code_bytes}",
                 {"bytes": size, "limit": config.max_code_bytes},
             )
-        header = parse_header(request.code)
+        header = parse_header(code)
         if header.prelude:
             raise LeanIndexError(ErrorCode.HEADER_MISMATCH, "`prelude` files cannot be checked against a profile", {})
         outside = uncovered_imports(header.imports, config.imports)
@@ -148,6 +161,31 @@ class Checker:
                 f"imports not covered by {display_profile(config.profile)} ({', '.join(config.imports)}): {', '.join(outside)}",
                 {"uncovered": outside, "profile_imports": config.imports},
             )
+        return pool, header
+
+    async def _acquire_for(self, pool: ProfilePool, header: Header, prefer: str | None = None) -> Worker:
+        """A worker of `pool`, once the header's modules are known to exist on its search path
+        (`header_mismatch` otherwise, the worker given back)."""
+        worker = await pool.acquire(prefer)
+        unknown = unknown_modules(header.imports, worker.search_path)
+        if unknown:
+            pool.give_back(worker)
+            raise LeanIndexError(
+                ErrorCode.HEADER_MISMATCH,
+                f"no such module in {display_profile(pool.config.profile)}'s environment: {', '.join(unknown)}",
+                {"unknown_modules": unknown, "profile_imports": pool.config.imports},
+            )
+        return worker
+
+    async def check(self, request: CheckRequest) -> CheckResponse:
+        """Check `request.code` against its profile's warm environment.
+
+        The awaiting task can be cancelled: a queued check leaves the queue; a running one
+        finishes in the background and releases its worker. See the class docstring for errors.
+        """
+        received = time.perf_counter()
+        pool, header = self._admit(request.environment, request.code)
+        config = pool.config
         protect = not config.allow_unsafe_commands
         digest = hashlib.sha256(request.code.encode("utf-8")).hexdigest()
         key = (config.identity.environment_digest, protect, digest)
@@ -157,15 +195,7 @@ class Checker:
             total = (time.perf_counter() - received) * 1000
             return hit.model_copy(update={"cached": True, "timings": Timings(queue_ms=0.0, check_ms=0.0, total_ms=total)})
         timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
-        worker = await pool.acquire()
-        unknown = unknown_modules(header.imports, worker.search_path)
-        if unknown:
-            pool.give_back(worker)
-            raise LeanIndexError(
-                ErrorCode.HEADER_MISMATCH,
-                f"no such module in {display_profile(config.profile)}'s environment: {', '.join(unknown)}",
-                {"unknown_modules": unknown, "profile_imports": config.imports},
-            )
+        worker = await self._acquire_for(pool, header)
         acquired = time.perf_counter()
         raw: RawCheck = await pool.run(worker, worker.check, header.body, timeout_s)
         response = self._respond(config, raw, protect, digest, queue_ms=(acquired - received) * 1000, received=received)
@@ -175,15 +205,7 @@ class Checker:
     def _respond(
         self, config: CheckerConfig, raw: RawCheck, protect: bool, digest: str, *, queue_ms: float, received: float
     ) -> CheckResponse:
-        decision = decide(
-            raw.response,
-            raw.forbidden,
-            raw.probe.axioms,
-            raw.probe.unanswered + raw.found.unnamed,
-            raw.found.examples,
-            protect,
-            raw.has_infotree,
-        )
+        decision = decide_raw(raw, protect)
         response = CheckResponse(
             **config.identity.model_dump(),
             verdict=decision.verdict,
@@ -200,6 +222,118 @@ class Checker:
         )
         total_ms = (time.perf_counter() - received) * 1000
         return response.model_copy(update={"timings": response.timings.model_copy(update={"total_ms": total_ms})})
+
+    async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
+        """Check replacements for one declaration of a file against the environment just before
+        it (target mode), or every command of the file in order (sequential mode); see
+        `TargetCheckRequest`. Each verdict comes from the same verdict table as `check`.
+
+        Raises `LeanIndexError` as `check` does, and `not_found` (no command of the file
+        declares `target`; `details.declared` lists the names it declares), `invalid_request`
+        (a candidate that is not one command declaring the target's name, or a file with no
+        command after its header).
+        """
+        received = time.perf_counter()
+        pool, header = self._admit(request.environment, request.code, request.candidates)
+        config = pool.config
+        commands = split_commands(header.body)
+        if not commands:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, "the file has no command after its header", {})
+        protect = not config.allow_unsafe_commands
+        timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
+        digest = hashlib.sha256(request.code.encode("utf-8")).hexdigest()
+        if request.mode is TargetMode.SEQUENTIAL:
+            worker = await self._acquire_for(pool, header)
+            acquired = time.perf_counter()
+
+            def accepts(raw: RawCheck) -> bool:
+                return decide_raw(raw, protect).verdict is Verdict.ACCEPTED
+
+            raws = await pool.run(worker, worker.check_sequence, [c.text for c in commands], timeout_s, accepts)
+            results = []
+            for command, raw in zip(commands, raws):
+                decision = decide_raw(raw, protect)
+                results.append(
+                    unit_verdict(
+                        decision, raw, lines=command.line - 1, start_line=command.line, name=command.name,
+                        candidate=None, extended=decision.verdict is Verdict.ACCEPTED,
+                    )
+                )
+            return self._target_response(
+                config, request, results, digest, reused=False, prefix_sha256=None, prefix_diagnostics=[],
+                prepare_ms=0.0, queue_ms=(acquired - received) * 1000, received=received,
+            )
+        index = find_target(commands, request.target or "")
+        if index < 0:
+            declared = [c.full_name for c in commands if c.full_name]
+            raise LeanIndexError(
+                ErrorCode.NOT_FOUND,
+                f"no declaration of the file is named {request.target!r}",
+                {"target": request.target, "declared": declared},
+            )
+        target = commands[index]
+        for number, candidate in enumerate(request.candidates):
+            parts = split_commands(candidate)
+            if len(parts) != 1 or parts[0].name != target.name:
+                raise LeanIndexError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"candidate {number} must be one whole declaration of {target.name} (it declares "
+                    f"{', '.join(str(p.name) for p in parts) or 'nothing'})",
+                    {"candidate": number, "target": target.name},
+                )
+        lines = header.body.split("\n")
+        first = commands[0].line
+        prefix = "\n".join(lines[first - 1 : target.line - 1]).rstrip()
+        prefix_sha256 = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+        key = f"{config.profile}:{prefix_sha256}"
+        worker = await self._acquire_for(pool, header, prefer=key)
+        acquired = time.perf_counter()
+        raw_target = await pool.run(worker, worker.check_target, key, prefix, [c.rstrip() for c in request.candidates], timeout_s)
+        prepared = raw_target.prepared
+        results = [
+            unit_verdict(
+                decide_raw(raw, protect, prepared.forbidden, prepared.has_infotree), raw,
+                lines=target.line - 1, start_line=target.line, name=target.name, candidate=number, extended=False,
+            )
+            for number, raw in enumerate(raw_target.checks)
+        ]
+        prefix_diagnostics = moved_diagnostics(diagnostics_of(prepared.response), first - 1) if prepared.response else []
+        return self._target_response(
+            config, request, results, digest, reused=raw_target.reused, prefix_sha256=prefix_sha256,
+            prefix_diagnostics=prefix_diagnostics, prepare_ms=raw_target.prepare_ms,
+            queue_ms=(acquired - received) * 1000, received=received,
+        )
+
+    def _target_response(
+        self,
+        config: CheckerConfig,
+        request: TargetCheckRequest,
+        results: list[UnitVerdict],
+        digest: str,
+        *,
+        reused: bool,
+        prefix_sha256: str | None,
+        prefix_diagnostics: list[Diagnostic],
+        prepare_ms: float,
+        queue_ms: float,
+        received: float,
+    ) -> TargetCheckResponse:
+        check_ms = prepare_ms + sum(r.check_ms for r in results)
+        return TargetCheckResponse(
+            **config.identity.model_dump(),
+            mode=request.mode,
+            target=request.target,
+            reused=reused,
+            prefix_sha256=prefix_sha256,
+            prefix_diagnostics=prefix_diagnostics,
+            prepare_ms=prepare_ms,
+            results=results,
+            timings=Timings(queue_ms=queue_ms, check_ms=check_ms, total_ms=(time.perf_counter() - received) * 1000),
+            isolation=self._isolation[config.profile],
+            protected=not config.allow_unsafe_commands,
+            lean_toolchain=self._toolchains.get(config.profile),
+            code_sha256=digest,
+        )
 
     async def close(self) -> None:
         """Stop every pool: waiting callers get `backend_error`, every REPL process group is killed."""
@@ -221,9 +355,15 @@ class Checker:
 
     def check_sync(self, request: CheckRequest) -> CheckResponse:
         """Start, check once, close, on a private event loop (for the CLI)."""
+        return self._once(self.check, request)
 
-        async def once() -> CheckResponse:
+    def check_target_sync(self, request: TargetCheckRequest) -> TargetCheckResponse:
+        """Start, run one target check, close, on a private event loop (for the CLI)."""
+        return self._once(self.check_target, request)
+
+    def _once(self, call: Callable[[R], Awaitable[T]], request: R) -> T:
+        async def once() -> T:
             async with self:
-                return await self.check(request)
+                return await call(request)
 
         return asyncio.run(once())

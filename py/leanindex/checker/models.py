@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from ..base import Frozen
 from ..models import EnvironmentIdentity, ProfileId
@@ -134,4 +134,96 @@ class CheckResponse(EnvironmentIdentity):
     cached: bool
     protected: bool
     lean_toolchain: str | None = Field(description="The worker's Lean version, from the project's `lean-toolchain`.")
+    code_sha256: str
+
+
+#: Most candidates one target check may carry.
+MAX_CANDIDATES = 16
+
+
+class TargetMode(StrEnum):
+    """`target`: every candidate replaces the target declaration, each against the environment
+    just before it; `sequential`: every command of the file in order, the environment extended
+    by a command only when it is `accepted`."""
+
+    TARGET = "target"
+    SEQUENTIAL = "sequential"
+
+
+class TargetCheckRequest(Frozen):
+    """A Lean file and replacements for one of its declarations (`lean.check.target`).
+
+    `code` is the whole file (imports the profile covers, then commands; top-level commands start
+    at column 0, see `leanindex.checker.commands`). In `target` mode, `target` names one
+    declaration of the file (as written, or with its namespaces) and `candidates` holds 1-16
+    whole declarations, each declaring that same name. In `sequential` mode neither is given.
+    The file and the candidates together are capped by `max_code_bytes` (UTF-8 bytes);
+    `timeout_s` is the budget of the whole request (at most 300 s).
+    """
+
+    environment: ProfileId
+    code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A complete Lean file.")
+    mode: TargetMode = TargetMode.TARGET
+    target: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = Field(
+        default=None, description="The declaration to replace (target mode)."
+    )
+    candidates: Annotated[list[Annotated[str, StringConstraints(min_length=1)]], Field(max_length=MAX_CANDIDATES)] = Field(
+        default_factory=list, description="1-16 whole declarations replacing the target (target mode)."
+    )
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = Field(
+        default=None, description="Wall-clock budget of the whole request in seconds (at most 300)."
+    )
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> TargetCheckRequest:
+        if self.mode is TargetMode.TARGET and (self.target is None or not self.candidates):
+            raise ValueError("target mode needs `target` and 1-16 `candidates`")
+        if self.mode is TargetMode.SEQUENTIAL and (self.target is not None or self.candidates):
+            raise ValueError("sequential mode takes neither `target` nor `candidates`")
+        return self
+
+
+class UnitVerdict(Frozen):
+    """Lean's verdict on one candidate (target mode) or one command of the file (sequential).
+
+    Positions are the file's: a candidate's lines are counted as if it stood in place of the
+    target. `candidate` is the candidate's index (target mode); `name` the declared name as
+    written (None when the command declares none); `extended` whether the environment was
+    extended by it (sequential mode: only after `accepted`). `check_ms` is its REPL time.
+    """
+
+    candidate: int | None
+    name: str | None
+    start: Position
+    verdict: Verdict
+    reasons: list[Reason]
+    diagnostics: list[Diagnostic]
+    sorries: list[SorryGoal]
+    axioms: list[TheoremAxioms]
+    extended: bool
+    check_ms: float
+
+
+class TargetCheckResponse(EnvironmentIdentity):
+    """Verdicts of a target check or a sequential pass.
+
+    `reused` is true when the environment before the target was already prepared on the worker
+    that answered (keyed by environment, protection and `prefix_sha256`), so only the candidates
+    were elaborated. `prefix_diagnostics` are Lean's messages on the commands before the target
+    (file positions); a command there that can forge a verdict is a `forbidden_command` reason
+    of every candidate. `timings.check_ms` is the REPL time of the whole request,
+    `prepare_ms` that of the prefix (0 when reused).
+    """
+
+    mode: TargetMode
+    target: str | None
+    reused: bool
+    prefix_sha256: str | None
+    prefix_diagnostics: list[Diagnostic]
+    prepare_ms: float
+    results: list[UnitVerdict]
+    timings: Timings
+    isolation: Isolation
+    protected: bool
+    lean_toolchain: str | None
     code_sha256: str

@@ -89,12 +89,17 @@ class ProfilePool:
         """Return a worker taken with `acquire` but not used (its check was refused before it ran)."""
         self._release(worker)
 
-    async def acquire(self) -> Worker:
-        """A ready worker; waits in the bounded queue. Raises `busy` when the queue is full,
-        and the last start failure when no worker is running or starting."""
+    async def acquire(self, prefer: str | None = None) -> Worker:
+        """A ready worker, an idle one holding the prepared environment `prefer` when there is
+        one; waits in the bounded queue. Raises `busy` when the queue is full, and the last
+        start failure when no worker is running or starting."""
         if self._closed:
             raise LeanIndexError(ErrorCode.BACKEND_ERROR, "the checker is closed", {})
         if self._idle:
+            holding = next((w for w in self._idle if prefer is not None and w.holds(prefer)), None)
+            if holding is not None:
+                self._idle.remove(holding)
+                return holding
             return self._idle.popleft()
         pending = sum(1 for w in self._waiters if not w.done())
         if pending >= self.config.queue_size:
