@@ -22,7 +22,7 @@ from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
 from leanindex.engine import Engine
 from leanindex.errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
-from leanindex.checker.models import CheckRequest, CheckResponse
+from leanindex.checker.models import CheckRequest, CheckResponse, TargetCheckRequest, TargetCheckResponse
 from leanindex.models import InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
 from streamkit import build, declaration
@@ -205,12 +205,13 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     assert document["server"] == "leanindex"
     assert set(tools) == {
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
-        "lean.check", "lean_check",
+        "lean.check", "lean_check", "lean.check.target", "lean_check_target",
     }
     for name, request, response in [
         ("lean_declaration_search", SearchRequest, SearchResponse),
         ("lean.declaration.inspect", InspectRequest, InspectResponse),
         ("lean.check", CheckRequest, CheckResponse),
+        ("lean_check_target", TargetCheckRequest, TargetCheckResponse),
     ]:
         assert tools[name]["inputSchema"] == request.model_json_schema()
         assert tools[name]["outputSchema"] == response.model_json_schema(mode="serialization")
@@ -226,6 +227,9 @@ class _Checker:
     async def close(self) -> None: ...
 
     async def check(self, request: CheckRequest) -> CheckResponse:
+        raise AssertionError("not called")
+
+    async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
         raise AssertionError("not called")
 
 

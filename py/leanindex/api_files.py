@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .catalog.manifest import MANIFEST_SCHEMA, Manifest
-from .checker.models import CheckRequest, CheckResponse
+from .checker.models import CheckRequest, CheckResponse, TargetCheckRequest, TargetCheckResponse
 from .engine import Engine
 from .errors import ErrorResponse
 from .models import (
@@ -79,8 +79,10 @@ def declarations_schema() -> str:
     )
 
 
-_REQUESTS: list[type[BaseModel]] = [SearchRequest, InspectRequest, CheckRequest]
-_RESPONSES: list[type[BaseModel]] = [SearchResponse, InspectResponse, CheckResponse, EnvironmentsResponse, ErrorResponse]
+_REQUESTS: list[type[BaseModel]] = [SearchRequest, InspectRequest, CheckRequest, TargetCheckRequest]
+_RESPONSES: list[type[BaseModel]] = [
+    SearchResponse, InspectResponse, CheckResponse, TargetCheckResponse, EnvironmentsResponse, ErrorResponse
+]
 
 
 def models_schema() -> str:
@@ -94,7 +96,7 @@ def models_schema() -> str:
             "title": "leanindex request, response and error models",
             "version": "v1",
             "description": (
-                "Requests and responses of lean.declaration.search, lean.declaration.inspect and lean.check, the "
+                "Requests and responses of lean.declaration.search, lean.declaration.inspect, lean.check and the checker's other tools, the "
                 "environment list, and the shared error object, as every surface (library, CLI, HTTP, MCP) "
                 "sends and accepts them."
             ),

@@ -12,7 +12,7 @@ with the server's error object (code, message, details) on a refusal or failure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -20,6 +20,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from .checker.models import TargetCheckRequest, TargetCheckResponse
 from .engine import Engine
 from .errors import ErrorCode, LeanIndexError
 from .models import (
@@ -39,6 +40,7 @@ class _Backend(Protocol):
     def search(self, request: SearchRequest) -> SearchResponse: ...
     def inspect(self, request: InspectRequest) -> InspectResponse: ...
     def environments(self) -> EnvironmentsResponse: ...
+    def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse: ...
     def close(self) -> None: ...
 
 
@@ -75,6 +77,10 @@ class _HttpBackend:
     def environments(self) -> EnvironmentsResponse:
         return self._call("GET", "/v1/environments", EnvironmentsResponse)
 
+    def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
+        body = request.model_dump_json(exclude_none=True)
+        return self._call("POST", "/v1/check/target", TargetCheckResponse, content=body, headers={"Content-Type": "application/json"})
+
     def close(self) -> None:
         self.http.close()
 
@@ -93,6 +99,15 @@ def _error_from(response: httpx.Response) -> LeanIndexError:
         )
 
 
+def _no_local_checker() -> LeanIndexError:
+    return LeanIndexError(
+        ErrorCode.CHECK_DISABLED,
+        "a local client has no checker; check through a server started with --check (Client(base_url)) "
+        "or with leanindex.checker.Checker",
+        {},
+    )
+
+
 class _LocalBackend:
     """Calls the engine in this process."""
 
@@ -107,6 +122,9 @@ class _LocalBackend:
 
     def environments(self) -> EnvironmentsResponse:
         return self.engine.environments()
+
+    def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
+        raise _no_local_checker()
 
     def close(self) -> None:
         self.engine.close()
@@ -187,6 +205,31 @@ class Client:
         Raises `LeanIndexError`: `not_found` (with `details["suggestions"]`), and as `search`.
         """
         return self._backend.inspect(_validated(InspectRequest, environment=environment, declaration_name=declaration_name))
+
+    def check_target(
+        self,
+        environment: str,
+        code: str,
+        target: str | None = None,
+        candidates: Sequence[str] = (),
+        *,
+        mode: str = "target",
+        timeout_s: float | None = None,
+    ) -> TargetCheckResponse:
+        """Lean's verdicts on `candidates` (whole declarations) replacing declaration `target` of
+        the file `code`, against the environment before it, prepared once per server worker
+        (`lean.check.target`); `mode="sequential"` (no target, no candidates) checks every
+        command of `code` in order. Over HTTP only.
+
+        Raises `LeanIndexError`: `invalid_request` (checked here before anything is sent),
+        `not_found` (no declaration named `target`), `header_mismatch`, `payload_too_large`,
+        `check_disabled` (a local client, or a server without a checker), `timeout`, `busy`,
+        `backend_error`, `unknown_environment`, `unauthorized`.
+        """
+        request = _validated(
+            TargetCheckRequest, environment=environment, code=code, target=target, candidates=list(candidates), mode=mode, timeout_s=timeout_s
+        )
+        return self._backend.check_target(request)
 
     def close(self) -> None:
         """Close the HTTP connection pool (or the local engine's catalogs)."""

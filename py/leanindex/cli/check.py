@@ -1,4 +1,6 @@
-"""`leanindex check FILE|-`: Lean's verdict on a complete file, from a warm REPL of a profile.
+"""`leanindex check FILE|-`: Lean's verdict on a complete file, from a warm REPL of a profile;
+`leanindex check-target FILE --target NAME --candidate FILE...` (or `--sequential`): verdicts on
+replacements for one declaration against the environment before it.
 
 Exit status: 0 `accepted`, 12 `incomplete`, 13 `rejected` (Lean's verdicts, distinct so scripts
 can branch on them); a tool failure or refusal exits with its code's `EXIT_STATUS` (3 invalid
@@ -10,14 +12,21 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 import click
+from pydantic import ValidationError
 
 from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
-from ..checker.models import MAX_TIMEOUT_S, Verdict
+from ..checker.models import MAX_TIMEOUT_S, TargetCheckRequest, TargetCheckResponse, TargetMode, Verdict
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
+from ..service.tools import render_target as render_target_text
+from ..validation import invalid_request
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
+
+T = TypeVar("T")
 
 #: Exit status per verdict (tool failures use `leanindex.errors.EXIT_STATUS`).
 VERDICT_EXIT = {
@@ -76,18 +85,64 @@ def _raise_on_term(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+def checker_options(command):
+    """The options every checker command takes (profile, project, REPL, limits)."""
+    for option in reversed(
+        [
+            click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive)."),
+            root_option,
+            click.option("--project", "project_dir", type=click.Path(file_okay=False), default=".", show_default=True, help="Lake project whose LEAN_PATH resolves the profile's imports."),
+            click.option("--lake", "lake_path", default="lake", show_default=True, help="The lake executable that launches the REPL."),
+            click.option("--repl", "repl_dir", type=click.Path(file_okay=False), required=True, help="An already built REPL checkout (binary at .lake/build/bin/repl)."),
+            click.option("--import", "imports", multiple=True, help="Profile import when ROOT has no manifest for it (repeatable)."),
+            click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT_S), default=None, help="Per-request timeout in seconds (default 60, max 300)."),
+            click.option("--memory-limit-mb", type=click.IntRange(min=64), default=None, help="Address-space limit per REPL in MiB (default 12288)."),
+            click.option("--allow-unsafe-commands", is_flag=True, help="Do not refuse commands that can forge a verdict (the answer says it is not protected)."),
+            json_option,
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def checker_config(
+    environment: str,
+    root: str,
+    project_dir: str,
+    lake_path: str,
+    repl_dir: str,
+    imports: tuple[str, ...],
+    memory_limit_mb: int | None,
+    allow_unsafe_commands: bool,
+) -> CheckerConfig:
+    """The one-shot checker's configuration from the shared options (no verdict cache: one
+    request per process)."""
+    settings: dict[str, object] = {"allow_unsafe_commands": allow_unsafe_commands, "cache_entries": 0}
+    if memory_limit_mb is not None:
+        settings["memory_limit_mb"] = memory_limit_mb
+    return CheckerConfig.for_profile(
+        root,
+        environment,
+        project_dir=project_dir,
+        repl_dir=repl_dir,
+        lake_path=lake_path,
+        imports=list(imports) or None,
+        **settings,
+    )
+
+
+def run_once(call: Callable[[], T]) -> T:
+    """`call()` with SIGTERM turned into `SystemExit`, so the checker's close() runs."""
+    previous = signal.signal(signal.SIGTERM, _raise_on_term)
+    try:
+        return call()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @main.command()
 @click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
-@click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive).")
-@root_option
-@click.option("--project", "project_dir", type=click.Path(file_okay=False), default=".", show_default=True, help="Lake project whose LEAN_PATH resolves the profile's imports.")
-@click.option("--lake", "lake_path", default="lake", show_default=True, help="The lake executable that launches the REPL.")
-@click.option("--repl", "repl_dir", type=click.Path(file_okay=False), required=True, help="An already built REPL checkout (binary at .lake/build/bin/repl).")
-@click.option("--import", "imports", multiple=True, help="Profile import when ROOT has no manifest for it (repeatable).")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT_S), default=None, help="Per-check timeout in seconds (default 60, max 300).")
-@click.option("--memory-limit-mb", type=click.IntRange(min=64), default=None, help="Address-space limit per REPL in MiB (default 12288).")
-@click.option("--allow-unsafe-commands", is_flag=True, help="Do not refuse commands that can forge a verdict (the answer says it is not protected).")
-@json_option
+@checker_options
 @handles_errors()
 def check(
     source: str,
@@ -103,27 +158,77 @@ def check(
     as_json: bool,
 ) -> None:
     """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL."""
-    settings: dict[str, object] = {"allow_unsafe_commands": allow_unsafe_commands, "cache_entries": 0}
-    if memory_limit_mb is not None:
-        settings["memory_limit_mb"] = memory_limit_mb
-    config = CheckerConfig.for_profile(
-        root,
-        environment,
-        project_dir=project_dir,
-        repl_dir=repl_dir,
-        lake_path=lake_path,
-        imports=list(imports) or None,
-        **settings,
-    )
+    config = checker_config(environment, root, project_dir, lake_path, repl_dir, imports, memory_limit_mb, allow_unsafe_commands)
     code = read_source(source, config.max_code_bytes)
     request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s)
-    previous = signal.signal(signal.SIGTERM, _raise_on_term)
-    try:
-        response = Checker(config).check_sync(request)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    response = run_once(lambda: Checker(config).check_sync(request))
     if as_json:
         emit_json(response)
     else:
         render(response)
     raise SystemExit(VERDICT_EXIT[response.verdict])
+
+
+#: Verdicts from best to worst, for the exit status of a target check.
+_VERDICT_ORDER = (Verdict.ACCEPTED, Verdict.INCOMPLETE, Verdict.REJECTED)
+
+
+def target_exit(response: TargetCheckResponse) -> int:
+    """Exit status of a target check: that of the best candidate's verdict (does any candidate
+    work?); of a sequential pass, that of the worst command's verdict (does the whole file?)."""
+    ranks = [_VERDICT_ORDER.index(unit.verdict) for unit in response.results]
+    rank = min(ranks) if response.mode is TargetMode.TARGET else max(ranks)
+    return VERDICT_EXIT[_VERDICT_ORDER[rank]]
+
+
+def render_target(response: TargetCheckResponse) -> None:
+    """Each result's verdict, reasons, diagnostics and sorries, for people."""
+    stdout.print(render_target_text(response), markup=False)
+
+
+@main.command("check-target")
+@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@click.option("--target", "-t", "target", default=None, help="Name of the declaration to replace (target mode).")
+@click.option("--candidate", "-c", "candidates", multiple=True, type=click.Path(dir_okay=False, path_type=str), help="A file holding one whole replacement declaration (repeatable, 1-16).")
+@click.option("--sequential", is_flag=True, help="Check every command of SOURCE in order, extending the environment only past accepted ones.")
+@checker_options
+@handles_errors()
+def check_target(
+    source: str,
+    target: str | None,
+    candidates: tuple[str, ...],
+    sequential: bool,
+    environment: str,
+    root: str,
+    project_dir: str,
+    lake_path: str,
+    repl_dir: str,
+    imports: tuple[str, ...],
+    timeout_s: float | None,
+    memory_limit_mb: int | None,
+    allow_unsafe_commands: bool,
+    as_json: bool,
+) -> None:
+    """Check replacements (--candidate FILE) for declaration --target of SOURCE against the
+    environment before it, or (--sequential) every command of SOURCE in order. Exit status: the
+    best candidate's verdict (target), the worst command's (sequential), as `leanindex check`."""
+    config = checker_config(environment, root, project_dir, lake_path, repl_dir, imports, memory_limit_mb, allow_unsafe_commands)
+    code = read_source(source, config.max_code_bytes)
+    texts = [read_source(path, config.max_code_bytes) for path in candidates]
+    try:
+        request = TargetCheckRequest(
+            environment=environment,
+            code=code,
+            mode=TargetMode.SEQUENTIAL if sequential else TargetMode.TARGET,
+            target=target,
+            candidates=texts,
+            timeout_s=timeout_s,
+        )
+    except ValidationError as error:
+        raise invalid_request(error.errors()) from None
+    response = run_once(lambda: Checker(config).check_target_sync(request))
+    if as_json:
+        emit_json(response)
+    else:
+        render_target(response)
+    raise SystemExit(target_exit(response))

@@ -10,6 +10,8 @@ of `errors.HTTP_STATUS`):
   keeps it whole);
 - `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
   file), when the app was given a checker; 404 `check_disabled` otherwise;
+- `POST /v1/check/target`: body `TargetCheckRequest`, answer `TargetCheckResponse` (candidates
+  for one declaration against its prepared environment, or a sequential pass); as `/v1/check`;
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
@@ -35,6 +37,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from pydantic import BaseModel
 
 from ..checker import Checker, CheckRequest, CheckResponse
+from ..checker.models import TargetCheckRequest, TargetCheckResponse
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
@@ -55,7 +58,7 @@ from .metrics import ServiceMetrics
 from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
-from .tools import CHECK, INSPECT, SEARCH, server_tools
+from .tools import CHECK, INSPECT, SEARCH, TARGET, server_tools
 
 log = logging.getLogger("leanindex.http")
 
@@ -205,6 +208,24 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
         label(request, body.environment)
         return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
+
+    @app.post(
+        "/v1/check/target",
+        response_model=TargetCheckResponse,
+        responses=error_responses(
+            ErrorCode.INVALID_REQUEST, ErrorCode.HEADER_MISMATCH, ErrorCode.CHECK_DISABLED, ErrorCode.UNKNOWN_ENVIRONMENT,
+            ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.BACKEND_ERROR, *_LIMITS,
+        ),
+        operation_id="checkLeanTarget",
+        tags=["check"],
+    )
+    async def check_target(request: Request, body: TargetCheckRequest) -> TargetCheckResponse:
+        """Lean's verdict on each candidate replacement of one declaration, against the
+        environment before it, prepared once per worker (`lean.check.target`); or, with
+        `mode: sequential`, on every command of the file in order. 404 `not_found` when no
+        declaration has the target's name; errors otherwise as `POST /v1/check`."""
+        label(request, body.environment)
+        return await unless_disconnected(tools[TARGET].call(body), request.is_disconnected)
 
     @app.get("/healthz", response_model=Health, operation_id="health", tags=["operations"])
     async def healthz() -> Health:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..checker import Checker, CheckRequest, CheckResponse
+from ..checker.models import TargetCheckRequest, TargetCheckResponse, UnitVerdict
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
@@ -144,6 +145,46 @@ def render_check(response: CheckResponse) -> str:
     return "\n".join(lines)
 
 
+TARGET_DESCRIPTION = """\
+Try replacements for one declaration of a Lean 4 file, fast: the environment before the target
+(imports, then every earlier command) is elaborated once and kept on the worker, so each
+candidate costs only its own elaboration (`reused: true` when it was already prepared). Give
+`environment`, `code` (the whole file; top-level commands start at column 0), `target` (the
+declaration's name as written, or with its namespaces) and `candidates` (1-16 whole
+declarations, each declaring that same name). Each of `results` is Lean's verdict on one
+candidate, as `lean.check` gives it (accepted / incomplete / rejected, reasons, diagnostics at
+the file's lines, sorries with goals, axioms). `mode: "sequential"` (no target, no candidates)
+checks every command of the file in order and extends the environment only past `accepted`
+ones (`extended`). A tool failure (timeout, busy, dead REPL) is an error result."""
+
+
+def _render_unit(unit: UnitVerdict) -> list[str]:
+    label = f"candidate {unit.candidate}" if unit.candidate is not None else f"{unit.name or '-'} (line {unit.start.line})"
+    extended = " extended" if unit.extended else ""
+    lines = [f"{label}: {unit.verdict.value}{extended} ({unit.check_ms:.0f} ms)"]
+    for reason in unit.reasons:
+        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
+        lines.append(f"  reason {reason.code.value}{where}: {reason.message}")
+    lines.extend(f"  {d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in unit.diagnostics)
+    for s in unit.sorries:
+        where = f"{s.start.line}:{s.start.column}" if s.start else "?"
+        lines.append(f"  sorry {where}: {s.goal}")
+    return lines
+
+
+def render_target(response: TargetCheckResponse) -> str:
+    """The mode, target and reuse first, the prefix's diagnostics, then each result with its
+    reasons, diagnostics and sorries (positions as `line:column` in the file)."""
+    protected = "" if response.protected else " NOT PROTECTED"
+    what = f"target {response.target}" if response.target else "sequential"
+    reused = "reused environment" if response.reused else f"prepared environment in {response.prepare_ms:.0f} ms"
+    lines = [f"{what}{protected} ({response.environment}, {reused}, {response.timings.total_ms:.0f} ms)"]
+    lines.extend(f"prefix {d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in response.prefix_diagnostics)
+    for unit in response.results:
+        lines.extend(_render_unit(unit))
+    return "\n".join(lines)
+
+
 def render_error(error: LeanIndexError) -> str:
     """`error <code>: <message>`, then the details as one line of JSON when there are any."""
     text = f"error {error.code.value}: {error.message}"
@@ -155,6 +196,7 @@ def render_error(error: LeanIndexError) -> str:
 SEARCH = "lean.declaration.search"
 INSPECT = "lean.declaration.inspect"
 CHECK = "lean.check"
+TARGET = "lean.check.target"
 
 
 def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> list[ToolSpec]:
@@ -163,9 +205,9 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
 
     `lean.declaration.search` and `lean.declaration.inspect` run on `engine` through `gate` (so
     `busy` and `timeout` apply); `lean.check` runs on `checker`, which owns its own limits
-    (bounded queue answering `busy`, per-check timeout, code size cap). Without a checker,
-    `lean.check` is not `enabled` (MCP does not list it) and a call raises
-    `LeanIndexError(check_disabled)`.
+    (bounded queue answering `busy`, per-check timeout, code size cap), and so does
+    `lean.check.target`. Without a checker, the checker's tools are not `enabled` (MCP does not
+    list them) and a call raises `LeanIndexError(check_disabled)`.
     """
 
     async def search(request: SearchRequest) -> SearchResponse:
@@ -174,7 +216,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
     async def inspect(request: InspectRequest) -> InspectResponse:
         return await gate.run(engine.inspect, request)
 
-    async def check_disabled(request: CheckRequest) -> CheckResponse:
+    async def check_disabled(request: BaseModel) -> BaseModel:
         raise LeanIndexError(
             ErrorCode.CHECK_DISABLED,
             "checking is not enabled on this server; start it with --check PROFILE=PROJECT --check-repl DIR",
@@ -211,6 +253,17 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             response_model=CheckResponse,
             call=checker.check if checker is not None else check_disabled,
             render=render_check,
+            enabled=checker is not None,
+        ),
+        ToolSpec(
+            name=TARGET,
+            title="Check replacements for one Lean declaration",
+            description=TARGET_DESCRIPTION,
+            http_route="POST /v1/check/target",
+            request_model=TargetCheckRequest,
+            response_model=TargetCheckResponse,
+            call=checker.check_target if checker is not None else check_disabled,
+            render=render_target,
             enabled=checker is not None,
         ),
     ]
