@@ -30,6 +30,8 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     BUSY = "busy"
     BACKEND_ERROR = "backend_error"
+    UNKNOWN_PROOF_STATE = "unknown_proof_state"
+    FORBIDDEN_COMMAND = "forbidden_command"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -47,6 +49,8 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 504,
     ErrorCode.BUSY: 429,
     ErrorCode.BACKEND_ERROR: 502,
+    ErrorCode.UNKNOWN_PROOF_STATE: 404,
+    ErrorCode.FORBIDDEN_COMMAND: 400,
 }
 
 class Outcome(StrEnum):
@@ -94,6 +98,8 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 9,
     ErrorCode.BUSY: 10,
     ErrorCode.BACKEND_ERROR: 11,
+    ErrorCode.UNKNOWN_PROOF_STATE: 5,
+    ErrorCode.FORBIDDEN_COMMAND: 3,
 }
 
 

@@ -205,6 +205,16 @@ _script(
     [_info(1, 49, 50, "type mismatch\n  p\nhas type\n  Prop : Type\nbut is expected to have type\n  p : Prop", "error")],
 )
 
+#: Info trees added to recorded answers that have none (the recordings ran without the `infotree`
+#: option): command -> trees. Scripted, not recorded; the shapes follow `infotree_theorem`.
+INFOTREES: dict[str, list[dict]] = {}
+for _text, _kind, _name in [
+    ("def f : Nat := by sorry", "definition", "f"),  # recorded: proof_step, tactic_mode_sorry, ...
+    ("theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q → r) : p ∧ r := by sorry", "theorem", "complex_and"),
+    ("theorem my_theorem (x : Nat) : x = x := by sorry", "theorem", "my_theorem"),  # recorded: invalid_tactic
+]:
+    INFOTREES[_text] = [declaration(_text, _kind, _name, (1, 0), (1, len(_text))), eoi(_text)]
+
 #: `#print axioms` answers: name at the declaration site -> (full name, axioms).
 AXIOMS: dict[str, tuple[str, list[str]]] = {
     "show_p": ("show_p", []),

@@ -22,12 +22,16 @@ from pathlib import Path
 from typing import TypeVar
 
 from lean_interact import LeanREPLConfig, LocalProject
+from lean_interact.interface import LeanError
 
 from ..errors import ErrorCode, LeanIndexError
 from ..models import display_profile
 from .cache import VerdictCache
 from .config import CheckerConfig
 from .commands import find_target, split_commands
+from .forbidden import forbidden_words
+from .proofs import chosen_sorry, goals_of, refusal_is_lean, step_status
+from .states import ProofStates, unknown_state
 from .header import Header, parse_header, uncovered_imports, unknown_modules
 from .isolation import make_sandbox
 from .models import (
@@ -35,6 +39,15 @@ from .models import (
     CheckResponse,
     Diagnostic,
     Isolation,
+    Position,
+    ProofCloseRequest,
+    ProofCloseResponse,
+    ProofStateRequest,
+    ProofStateResponse,
+    ProofStepRequest,
+    ProofStepResponse,
+    StepMessage,
+    StepStatus,
     TargetCheckRequest,
     TargetCheckResponse,
     TargetMode,
@@ -44,7 +57,7 @@ from .models import (
 )
 from .pool import ProfilePool
 from .target import decide_raw, moved_diagnostics, unit_verdict
-from .verdict import diagnostics_of
+from .verdict import diagnostics_of, sorries_of
 from .worker import RawCheck, Worker
 
 R = TypeVar("R")
@@ -107,6 +120,8 @@ class Checker:
         self._caches = {c.profile: VerdictCache(c.cache_entries) for c in items}
         self._isolation: dict[str, Isolation] = {}
         self._toolchains: dict[str, str | None] = {}
+        first = items[0]
+        self._states = ProofStates(first.proof_state_ttl_s, first.proof_states_per_worker)
         _LIVE.add(self)
 
     async def start(self) -> None:
@@ -334,6 +349,106 @@ class Checker:
             lean_toolchain=self._toolchains.get(config.profile),
             code_sha256=digest,
         )
+
+    def _profile_of(self, environment: str) -> tuple[ProfilePool, CheckerConfig]:
+        pool = self.pool(environment)
+        return pool, pool.config
+
+    async def proof_state(self, request: ProofStateRequest) -> ProofStateResponse:
+        """Open a proof at a `sorry` of `request.code` (see `ProofStateRequest`).
+
+        Raises `LeanIndexError` as `check` does, and `invalid_request` (no `sorry`, or an
+        ambiguous or wrong `position`), `forbidden_command` (the file holds a command that can
+        forge a verdict; the worker is retired), `backend_error` (no info tree came back, so
+        such commands could not be ruled out).
+        """
+        received = time.perf_counter()
+        pool, header = self._admit(request.environment, request.code)
+        config = pool.config
+        timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
+        worker = await self._acquire_for(pool, header)
+        acquired = time.perf_counter()
+        response, forbidden = await pool.run(worker, worker.open_proof, header.body, timeout_s)
+        if forbidden and not config.allow_unsafe_commands:
+            raise LeanIndexError(
+                ErrorCode.FORBIDDEN_COMMAND,
+                f"the file uses {', '.join(f.command for f in forbidden)}, which can change how proofs are checked",
+                {"commands": [{"command": f.command, "line": f.line, "column": f.column} for f in forbidden]},
+            )
+        if response.infotree is None:
+            raise LeanIndexError(
+                ErrorCode.BACKEND_ERROR, "the REPL returned no info tree, so forbidden commands could not be ruled out", {"stage": "infotree"}
+            )
+        chosen = chosen_sorry(response, request.position)
+        goals = goals_of([chosen.goal])
+        state = self._states.add(request.session, config.profile, worker, chosen.proof_state, goals)
+        finished = time.perf_counter()
+        return ProofStateResponse(
+            **config.identity.model_dump(),
+            state_id=state.state_id,
+            session=request.session,
+            position=Position(line=chosen.start_pos.line, column=chosen.start_pos.column) if chosen.start_pos else None,
+            goals=goals,
+            diagnostics=diagnostics_of(response),
+            sorries=sorries_of(response),
+            ttl_s=self._states.ttl_s,
+            protected=not config.allow_unsafe_commands,
+            timings=Timings(queue_ms=(acquired - received) * 1000, check_ms=(finished - acquired) * 1000, total_ms=(finished - received) * 1000),
+        )
+
+    async def proof_step(self, request: ProofStepRequest) -> ProofStepResponse:
+        """Run one tactic on an open state (see `ProofStepRequest`); the old state stays usable.
+        Lean refusing the tactic is `status: error`, not an exception.
+
+        Raises `LeanIndexError`: `unknown_proof_state` (see `states.ProofStates.get`; also when
+        the REPL no longer holds the state, never replayed elsewhere), `forbidden_command` (the
+        tactic writes a refused keyword or option, `forbidden.forbidden_words`), `timeout` (the
+        worker was killed: its states are gone), `busy`, `backend_error`, `unknown_environment`.
+        """
+        received = time.perf_counter()
+        pool, config = self._profile_of(request.environment)
+        words = forbidden_words(request.tactic) if not config.allow_unsafe_commands else []
+        if words:
+            raise LeanIndexError(
+                ErrorCode.FORBIDDEN_COMMAND,
+                f"the tactic uses {', '.join(words)}, which can change how proofs are checked",
+                {"commands": words},
+            )
+        state = self._states.get(request.session, config.profile, request.state_id)
+        try:
+            worker = await pool.acquire_this(state.worker)
+        except LookupError:
+            raise unknown_state(
+                request.state_id, "the REPL holding this proof state stopped (timeout, crash or recycling); open the proof again"
+            ) from None
+        acquired = time.perf_counter()
+        timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
+        answer = await pool.run(worker, worker.step, state.repl_state, request.tactic, timeout_s)
+        finished = time.perf_counter()
+        timings = Timings(queue_ms=(acquired - received) * 1000, check_ms=(finished - acquired) * 1000, total_ms=(finished - received) * 1000)
+        common = {**config.identity.model_dump(), "previous_state_id": request.state_id, "timings": timings}
+        if isinstance(answer, LeanError):
+            if not refusal_is_lean(answer):
+                self._states.remove(request.session, config.profile, request.state_id)
+                raise unknown_state(request.state_id, f"the REPL does not hold it ({answer.message})")
+            return ProofStepResponse(
+                **common, state_id=None, status=StepStatus.ERROR, goals=[], messages=[], proof_status=answer.message
+            )
+        status = step_status(answer)
+        messages = [StepMessage(severity=m.severity, text=m.data) for m in answer.messages]
+        goals = goals_of(answer.goals)
+        new_id = None
+        if status is not StepStatus.ERROR:
+            new_id = self._states.add(request.session, config.profile, worker, answer.proof_state, goals).state_id
+        return ProofStepResponse(
+            **common, state_id=new_id, status=status, goals=goals, messages=messages, proof_status=answer.proof_status
+        )
+
+    async def proof_close(self, request: ProofCloseRequest) -> ProofCloseResponse:
+        """Release an open state. Raises `unknown_proof_state` as `proof_step`."""
+        _pool, config = self._profile_of(request.environment)
+        remaining = self._states.remove(request.session, config.profile, request.state_id)
+        return ProofCloseResponse(state_id=request.state_id, open_states=remaining)
 
     async def close(self) -> None:
         """Stop every pool: waiting callers get `backend_error`, every REPL process group is killed."""

@@ -15,6 +15,7 @@ from pydantic import Field, StringConstraints, model_validator
 from ..base import Frozen
 from ..models import EnvironmentIdentity, ProfileId
 from ..records import Position
+from .goals import Goal
 
 #: Hard ceiling of a per-check timeout, in seconds (the default is `CheckerConfig.timeout_s`).
 MAX_TIMEOUT_S = 300.0
@@ -227,3 +228,98 @@ class TargetCheckResponse(EnvironmentIdentity):
     protected: bool
     lean_toolchain: str | None
     code_sha256: str
+
+
+#: A caller's session name: states opened under one session are reachable only from it.
+SessionName = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+#: A proof state id as `lean.proof.state` and `lean.proof.step` return it.
+StateId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class ProofStateRequest(Frozen):
+    """Open a proof (`lean.proof.state`): `code` is a Lean file (imports the profile covers, then
+    declarations) with at least one `sorry`; `position` picks the `sorry` (its 1-based line and
+    0-based column in the file, as `sorries` report it) and may be left out when there is only
+    one. `session` names the caller's session (states are reachable only from it; default
+    `default`). Size cap and `timeout_s` as `lean.check`."""
+
+    environment: ProfileId
+    code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A Lean file with a `sorry`.")
+    position: Position | None = Field(default=None, description="Where the chosen `sorry` starts; needed when there are several.")
+    session: SessionName = "default"
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+
+
+class ProofStateResponse(EnvironmentIdentity):
+    """An open proof state: its id (valid in `session` until closed, idle for `ttl_s` seconds, or
+    its worker is recycled), its goals, Lean's messages on the file, and every `sorry` of the
+    file with its goal (the chosen one is `position`)."""
+
+    state_id: str
+    session: str
+    position: Position | None
+    goals: list[Goal]
+    diagnostics: list[Diagnostic]
+    sorries: list[SorryGoal]
+    ttl_s: float
+    protected: bool
+    timings: Timings
+
+
+class ProofStepRequest(Frozen):
+    """Run a tactic (or a short tactic block, one tactic per line) on an open state
+    (`lean.proof.step`); the state stays usable whatever the answer."""
+
+    environment: ProfileId
+    state_id: StateId
+    tactic: Annotated[str, StringConstraints(min_length=1, max_length=16 * 1024)]
+    session: SessionName = "default"
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+
+
+class StepStatus(StrEnum):
+    """`completed`: no goal is left and Lean's kernel accepted the assembled proof; `open`:
+    goals remain; `incomplete`: no goal is left but the proof uses `sorry` or has unassigned
+    metavariables; `error`: Lean refused the tactic (no new state)."""
+
+    COMPLETED = "completed"
+    OPEN = "open"
+    INCOMPLETE = "incomplete"
+    ERROR = "error"
+
+
+class StepMessage(Frozen):
+    """A message Lean reported on a tactic step; the REPL gives tactic-mode messages no
+    position (it writes 0:0), so none is kept."""
+
+    severity: Literal["error", "warning", "info", "trace"]
+    text: str
+
+
+class ProofStepResponse(EnvironmentIdentity):
+    """Lean's answer to one tactic: the new state's id (None when Lean refused the tactic), its
+    goals, Lean's messages, and Lean's own status line (`proof_status`, the REPL's
+    `proofStatus`, or the refusal's text)."""
+
+    state_id: str | None
+    previous_state_id: str
+    status: StepStatus
+    goals: list[Goal]
+    messages: list[StepMessage]
+    proof_status: str
+    timings: Timings
+
+
+class ProofCloseRequest(Frozen):
+    """Release an open state (`lean.proof.close`)."""
+
+    environment: ProfileId
+    state_id: StateId
+    session: SessionName = "default"
+
+
+class ProofCloseResponse(Frozen):
+    """The state that was released and how many states stay open in the session."""
+
+    state_id: str
+    open_states: int

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
-from lean_interact import Command, LeanREPLConfig, LeanServer
-from lean_interact.interface import CommandResponse, LeanError
+from lean_interact import Command, LeanREPLConfig, LeanServer, ProofStep
+from lean_interact.interface import CommandResponse, LeanError, ProofStepResponse
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, LeanIndexError
@@ -314,13 +314,30 @@ class Worker:
         )
 
     def _run(self, command: Command, deadline: float, budget: float) -> CommandResponse:
+        response = self._exchange(command, deadline, budget)
+        if isinstance(response, LeanError):
+            self.close()
+            raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL refused the command: {response.message}", {})
+        assert isinstance(response, CommandResponse)
+        return response
+
+    def _exchange(self, request: Command | ProofStep, deadline: float, budget: float) -> CommandResponse | ProofStepResponse | LeanError:
+        """Send one request within what is left of `budget` and read the answer. Raises
+        `LeanIndexError`: `timeout` (the process group was killed) or `backend_error` (dead REPL,
+        garbage); the worker is then closed."""
         assert self.server is not None
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
             self.close()
             raise LeanIndexError(ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s", {"timeout_s": budget})
         try:
-            response = self._run_lenient(command, remaining)
+            if isinstance(request, ProofStep):
+                raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=remaining)
+                response: CommandResponse | ProofStepResponse | LeanError = (
+                    LeanError.model_validate(raw) if set(raw) == {"message"} else ProofStepResponse.model_validate(raw)
+                )
+            else:
+                response = self._run_lenient(request, remaining)
         except TimeoutError:
             self.close()
             raise LeanIndexError(
@@ -336,9 +353,6 @@ class Worker:
             tail = self._stderr_tail()
             self.close()
             raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL stopped: {_short(error)}", {"stderr": tail}) from None
-        if isinstance(response, LeanError):
-            self.close()
-            raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL refused the command: {response.message}", {})
         return response
 
     def _run_lenient(self, command: Command, timeout: float) -> CommandResponse | LeanError:
@@ -349,6 +363,32 @@ class Worker:
         request = self.server._augment_request(command)
         raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=timeout)
         return parse_command_response(raw)
+
+    def open_proof(self, body: str, timeout_s: float) -> tuple[CommandResponse, list[ForbiddenUse]]:
+        """Run `body` in the header environment (info tree included) for its `sorry` proof
+        states; returns the response and the forbidden commands found (the worker is then
+        tainted). Raises as `check`."""
+        assert self.server is not None and self.header_env is not None
+        with self._lock:
+            self.checks += 1
+            deadline = time.perf_counter() + timeout_s
+            response = self._run(Command(cmd=body, env=self.header_env, infotree="full"), deadline, timeout_s)
+            forbidden = find_forbidden(response.infotree or [])
+            if forbidden:
+                # Elaboration-time code already ran in this process: never reuse it.
+                self.tainted = True
+            return response, forbidden
+
+    def step(self, repl_state: int, tactic: str, timeout_s: float) -> ProofStepResponse | LeanError:
+        """Run `tactic` on REPL proof state `repl_state`; a `LeanError` is the REPL's refusal
+        (Lean's parse error, or an unknown state). Raises `timeout`/`backend_error` as `check`."""
+        assert self.server is not None
+        with self._lock:
+            self.checks += 1
+            deadline = time.perf_counter() + timeout_s
+            answer = self._exchange(ProofStep(proof_state=repl_state, tactic=tactic), deadline, timeout_s)
+            assert not isinstance(answer, CommandResponse)
+            return answer
 
     def _stderr_tail(self) -> str:
         server = self.server
