@@ -205,7 +205,8 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     assert document["server"] == "leanindex"
     assert set(tools) == {
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
-        "lean.check", "lean_check", "lean.check.target", "lean_check_target",
+        "lean.check", "lean_check", "lean.check.target", "lean_check_target", "lean.proof.state", "lean_proof_state",
+        "lean.proof.step", "lean_proof_step", "lean.proof.close", "lean_proof_close",
     }
     for name, request, response in [
         ("lean_declaration_search", SearchRequest, SearchResponse),
@@ -217,6 +218,9 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
         assert tools[name]["outputSchema"] == response.model_json_schema(mode="serialization")
         assert tools[name]["annotations"]["readOnlyHint"] is True
         assert tools[name]["annotations"]["idempotentHint"] is True
+    # Opening, stepping and closing proof states change what the server holds.
+    for name in ("lean.proof.state", "lean_proof_step", "lean.proof.close"):
+        assert tools[name]["annotations"]["readOnlyHint"] is False
 
 
 class _Checker:
@@ -231,6 +235,8 @@ class _Checker:
 
     async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
         raise AssertionError("not called")
+
+    proof_state = proof_step = proof_close = check_target
 
 
 def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None:

@@ -120,3 +120,43 @@ def test_cli_exit_status_and_json(tmp_path: Path) -> None:
     assert missing.exit_code == 5 and json.loads(missing.output)["error"]["code"] == "not_found"
     usage = runner.invoke(main, [*base, "-t", "show_p", "--json"])
     assert usage.exit_code == 3 and json.loads(usage.output)["error"]["code"] == "invalid_request"
+
+
+DEF_F = "def f : Nat := by sorry"  # recorded: proof_step
+
+
+def test_proof_tools_over_mcp_http_and_client(served: str) -> None:
+    async def over_mcp() -> None:
+        async with McpClient(f"{served}/mcp", cache=None) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert {"lean.proof.state", "lean_proof_state", "lean.proof.step", "lean_proof_step", "lean.proof.close", "lean_proof_close"} <= set(tools)
+
+            async def call(name: str, arguments: dict) -> dict:
+                result = await client.call_tool(name, arguments)
+                assert not result.is_error, result.content
+                jsonschema.Draft202012Validator(tools[name].output_schema).validate(result.structured_content)
+                return result.structured_content
+
+            opened = await call("lean_proof_state", {"environment": "TEST", "code": DEF_F, "session": "mcp"})
+            assert [g["text"] for g in opened["goals"]] == ["⊢ Nat"]
+            stepped = await call("lean.proof.step", {"environment": "TEST", "state_id": opened["state_id"], "tactic": "have t : Nat := 42", "session": "mcp"})
+            assert stepped["status"] == "open" and [g["hypotheses"] for g in stepped["goals"]] == [["t : Nat"]]
+            done = await call("lean_proof_step", {"environment": "TEST", "state_id": stepped["state_id"], "tactic": "exact t", "session": "mcp"})
+            assert done["status"] == "completed"
+            closed = await call("lean_proof_close", {"environment": "TEST", "state_id": opened["state_id"], "session": "mcp"})
+            assert closed["state_id"] == opened["state_id"]
+            gone = await client.call_tool("lean_proof_step", {"environment": "TEST", "state_id": opened["state_id"], "tactic": "exact 1", "session": "mcp"})
+            assert gone.is_error and gone.structured_content["error"]["code"] == "unknown_proof_state"
+
+    anyio.run(over_mcp)
+    with Client(served) as client:
+        opened = client.proof_state("TEST", DEF_F)
+        refused = client.proof_step("TEST", opened.state_id, "exat 42")  # recorded: unknown_tactic
+        assert refused.status.value == "error" and refused.state_id is None
+        assert client.proof_step("TEST", opened.state_id, "apply Int.natAbs").goals[0].target == "Int"
+        assert client.proof_close("TEST", opened.state_id).open_states >= 1  # the step's new state stays open
+        with pytest.raises(LeanIndexError) as forbidden:
+            client.proof_step("TEST", opened.state_id, "run_tac pure ()")
+        assert forbidden.value.code.value == "forbidden_command"
+    unknown = httpx.post(f"{served}/v1/proof/step", json={"environment": "TEST", "state_id": "ps_0", "tactic": "rfl"}, timeout=30)
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_proof_state"

@@ -23,7 +23,18 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .catalog.manifest import MANIFEST_SCHEMA, Manifest
-from .checker.models import CheckRequest, CheckResponse, TargetCheckRequest, TargetCheckResponse
+from .checker.models import (
+    CheckRequest,
+    CheckResponse,
+    ProofCloseRequest,
+    ProofCloseResponse,
+    ProofStateRequest,
+    ProofStateResponse,
+    ProofStepRequest,
+    ProofStepResponse,
+    TargetCheckRequest,
+    TargetCheckResponse,
+)
 from .engine import Engine
 from .errors import ErrorResponse
 from .models import (
@@ -79,9 +90,12 @@ def declarations_schema() -> str:
     )
 
 
-_REQUESTS: list[type[BaseModel]] = [SearchRequest, InspectRequest, CheckRequest, TargetCheckRequest]
+_REQUESTS: list[type[BaseModel]] = [
+    SearchRequest, InspectRequest, CheckRequest, TargetCheckRequest, ProofStateRequest, ProofStepRequest, ProofCloseRequest
+]
 _RESPONSES: list[type[BaseModel]] = [
-    SearchResponse, InspectResponse, CheckResponse, TargetCheckResponse, EnvironmentsResponse, ErrorResponse
+    SearchResponse, InspectResponse, CheckResponse, TargetCheckResponse, ProofStateResponse, ProofStepResponse,
+    ProofCloseResponse, EnvironmentsResponse, ErrorResponse,
 ]
 
 

@@ -14,13 +14,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from .checker.models import TargetCheckRequest, TargetCheckResponse
+from .checker.models import (
+    ProofCloseRequest,
+    ProofCloseResponse,
+    ProofStateRequest,
+    ProofStateResponse,
+    ProofStepRequest,
+    ProofStepResponse,
+    TargetCheckRequest,
+    TargetCheckResponse,
+)
 from .engine import Engine
 from .errors import ErrorCode, LeanIndexError
 from .models import (
@@ -35,12 +44,14 @@ from .models import (
 )
 from .validation import invalid_request
 
+T = TypeVar("T", bound=BaseModel)
+
 
 class _Backend(Protocol):
     def search(self, request: SearchRequest) -> SearchResponse: ...
     def inspect(self, request: InspectRequest) -> InspectResponse: ...
     def environments(self) -> EnvironmentsResponse: ...
-    def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse: ...
+    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T: ...
     def close(self) -> None: ...
 
 
@@ -77,9 +88,9 @@ class _HttpBackend:
     def environments(self) -> EnvironmentsResponse:
         return self._call("GET", "/v1/environments", EnvironmentsResponse)
 
-    def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
+    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
         body = request.model_dump_json(exclude_none=True)
-        return self._call("POST", "/v1/check/target", TargetCheckResponse, content=body, headers={"Content-Type": "application/json"})
+        return self._call("POST", route, model, content=body, headers={"Content-Type": "application/json"})
 
     def close(self) -> None:
         self.http.close()
@@ -123,7 +134,7 @@ class _LocalBackend:
     def environments(self) -> EnvironmentsResponse:
         return self.engine.environments()
 
-    def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
+    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
         raise _no_local_checker()
 
     def close(self) -> None:
@@ -229,7 +240,32 @@ class Client:
         request = _validated(
             TargetCheckRequest, environment=environment, code=code, target=target, candidates=list(candidates), mode=mode, timeout_s=timeout_s
         )
-        return self._backend.check_target(request)
+        return self._backend.checker_call("/v1/check/target", request, TargetCheckResponse)
+
+    def proof_state(
+        self, environment: str, code: str, position: dict[str, int] | None = None, *, session: str = "default", timeout_s: float | None = None
+    ) -> ProofStateResponse:
+        """Open a proof at a `sorry` of `code` (`lean.proof.state`; `position` = {"line",
+        "column"} of the `sorry` when there are several). Over HTTP only.
+
+        Raises `LeanIndexError`: `invalid_request`, `forbidden_command`, and as `check_target`.
+        """
+        request = _validated(ProofStateRequest, environment=environment, code=code, position=position, session=session, timeout_s=timeout_s)
+        return self._backend.checker_call("/v1/proof/state", request, ProofStateResponse)
+
+    def proof_step(
+        self, environment: str, state_id: str, tactic: str, *, session: str = "default", timeout_s: float | None = None
+    ) -> ProofStepResponse:
+        """Run `tactic` on an open state (`lean.proof.step`); Lean refusing it is `status
+        "error"`. Raises `LeanIndexError`: `unknown_proof_state`, `forbidden_command`, and as
+        `check_target`."""
+        request = _validated(ProofStepRequest, environment=environment, state_id=state_id, tactic=tactic, session=session, timeout_s=timeout_s)
+        return self._backend.checker_call("/v1/proof/step", request, ProofStepResponse)
+
+    def proof_close(self, environment: str, state_id: str, *, session: str = "default") -> ProofCloseResponse:
+        """Release an open state (`lean.proof.close`). Raises `unknown_proof_state`."""
+        request = _validated(ProofCloseRequest, environment=environment, state_id=state_id, session=session)
+        return self._backend.checker_call("/v1/proof/close", request, ProofCloseResponse)
 
     def close(self) -> None:
         """Close the HTTP connection pool (or the local engine's catalogs)."""

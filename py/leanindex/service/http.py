@@ -10,8 +10,9 @@ of `errors.HTTP_STATUS`):
   keeps it whole);
 - `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
   file), when the app was given a checker; 404 `check_disabled` otherwise;
-- `POST /v1/check/target`: body `TargetCheckRequest`, answer `TargetCheckResponse` (candidates
-  for one declaration against its prepared environment, or a sequential pass); as `/v1/check`;
+- `POST /v1/check/target`, `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`: the
+  checker's other tools (`service.tools.CHECKER_ROUTED`), body the tool's request model, answer
+  its response model; errors and `check_disabled` as `/v1/check`;
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
@@ -37,7 +38,6 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from pydantic import BaseModel
 
 from ..checker import Checker, CheckRequest, CheckResponse
-from ..checker.models import TargetCheckRequest, TargetCheckResponse
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
@@ -58,7 +58,7 @@ from .metrics import ServiceMetrics
 from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
-from .tools import CHECK, INSPECT, SEARCH, TARGET, server_tools
+from .tools import CHECK, CHECKER_ROUTED, INSPECT, SEARCH, ToolSpec, server_tools
 
 log = logging.getLogger("leanindex.http")
 
@@ -66,6 +66,11 @@ T = TypeVar("T", bound=BaseModel)
 
 _VERIFICATION_CODES = (ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
 _LIMITS = (ErrorCode.UNAUTHORIZED, ErrorCode.BUSY, ErrorCode.TIMEOUT)
+_CHECKER_ERRORS = (
+    ErrorCode.INVALID_REQUEST, ErrorCode.HEADER_MISMATCH, ErrorCode.CHECK_DISABLED, ErrorCode.UNKNOWN_ENVIRONMENT,
+    ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.FORBIDDEN_COMMAND, ErrorCode.UNKNOWN_PROOF_STATE,
+    ErrorCode.BACKEND_ERROR,
+)
 _CATALOG = (ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
 
 
@@ -209,23 +214,31 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         label(request, body.environment)
         return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
 
-    @app.post(
-        "/v1/check/target",
-        response_model=TargetCheckResponse,
-        responses=error_responses(
-            ErrorCode.INVALID_REQUEST, ErrorCode.HEADER_MISMATCH, ErrorCode.CHECK_DISABLED, ErrorCode.UNKNOWN_ENVIRONMENT,
-            ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.BACKEND_ERROR, *_LIMITS,
-        ),
-        operation_id="checkLeanTarget",
-        tags=["check"],
-    )
-    async def check_target(request: Request, body: TargetCheckRequest) -> TargetCheckResponse:
-        """Lean's verdict on each candidate replacement of one declaration, against the
-        environment before it, prepared once per worker (`lean.check.target`); or, with
-        `mode: sequential`, on every command of the file in order. 404 `not_found` when no
-        declaration has the target's name; errors otherwise as `POST /v1/check`."""
-        label(request, body.environment)
-        return await unless_disconnected(tools[TARGET].call(body), request.is_disconnected)
+    def checker_route(spec: ToolSpec) -> None:
+        """The POST route of one of the checker's tools after `lean.check` (`spec.http_route`):
+        body `spec.request_model`, answer `spec.response_model`; a client that disconnects
+        gives up its queued request; 404 `check_disabled` without a checker."""
+        method, path = spec.http_route.split(" ", 1)
+
+        async def endpoint(request: Request, body: BaseModel) -> BaseModel:
+            label(request, body.environment)  # type: ignore[attr-defined]
+            return await unless_disconnected(spec.call(body), request.is_disconnected)
+
+        endpoint.__annotations__ = {"request": Request, "body": spec.request_model, "return": spec.response_model}
+        app.add_api_route(
+            path,
+            endpoint,
+            methods=[method],
+            response_model=spec.response_model,
+            responses=error_responses(*_CHECKER_ERRORS, *_LIMITS),
+            operation_id="".join(part if i == 0 else part.capitalize() for i, part in enumerate(spec.alias.split("_"))),
+            tags=["check"],
+            summary=spec.title,
+            description=spec.description,
+        )
+
+    for name in CHECKER_ROUTED:
+        checker_route(tools[name])
 
     @app.get("/healthz", response_model=Health, operation_id="health", tags=["operations"])
     async def healthz() -> Health:

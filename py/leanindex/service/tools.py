@@ -17,7 +17,18 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..checker import Checker, CheckRequest, CheckResponse
-from ..checker.models import TargetCheckRequest, TargetCheckResponse, UnitVerdict
+from ..checker.goals import Goal
+from ..checker.models import (
+    ProofCloseRequest,
+    ProofCloseResponse,
+    ProofStateRequest,
+    ProofStateResponse,
+    ProofStepRequest,
+    ProofStepResponse,
+    TargetCheckRequest,
+    TargetCheckResponse,
+    UnitVerdict,
+)
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, inspect_details
@@ -185,6 +196,52 @@ def render_target(response: TargetCheckResponse) -> str:
     return "\n".join(lines)
 
 
+PROOF_STATE_DESCRIPTION = """\
+Open a proof on a warm Lean REPL to work on it tactic by tactic. `code` is a Lean file (imports
+the profile covers, then declarations) with a `sorry`, e.g. `theorem t (a b : Nat) : a + b = b + a
+:= by sorry`; with several `sorry`s give `position` ({line, column} of the one to open, as
+`sorries` lists them). Answers `state_id` and the goals (case, hypotheses, target). Pass the id
+to lean.proof.step. Ids belong to `session` (default "default"), expire after `ttl_s` idle
+seconds, and are lost when their REPL is recycled (error unknown_proof_state: open again).
+Commands that could forge a verdict are refused (forbidden_command)."""
+
+PROOF_STEP_DESCRIPTION = """\
+Run one tactic (or a short block, one tactic per line) on an open proof state from
+lean.proof.state or an earlier step. Answers a new `state_id` with its goals and `status`:
+`open` (goals remain), `completed` (no goal left and Lean's kernel accepted the proof),
+`incomplete` (no goal left but sorry or metavariables remain), or `error` (Lean refused the
+tactic: `messages`/`proof_status` say why, no new state). The old state always stays usable, so
+try alternatives from the same id. Finish with lean.check on the whole file."""
+
+PROOF_CLOSE_DESCRIPTION = """\
+Release an open proof state (from lean.proof.state or lean.proof.step) of `session`; its id is
+unknown_proof_state afterwards."""
+
+
+def _render_goals(goals: list[Goal]) -> list[str]:
+    return [goal.text for goal in goals] or ["no goals"]
+
+
+def render_proof_state(response: ProofStateResponse) -> str:
+    """`state <id>` with the environment, then each goal as Lean printed it."""
+    where = f" at {response.position.line}:{response.position.column}" if response.position else ""
+    return "\n".join([f"state {response.state_id}{where} ({response.environment}, session {response.session})", *_render_goals(response.goals)])
+
+
+def render_proof_step(response: ProofStepResponse) -> str:
+    """The status and new state id, Lean's messages, then the goals."""
+    head = f"{response.status.value} state {response.state_id or '-'} (from {response.previous_state_id}): {response.proof_status}"
+    lines = [head, *(f"{m.severity}: {m.text}" for m in response.messages)]
+    if response.state_id is not None:
+        lines.extend(_render_goals(response.goals))
+    return "\n".join(lines)
+
+
+def render_proof_close(response: ProofCloseResponse) -> str:
+    """`closed <id>` and the states left open in the session."""
+    return f"closed {response.state_id}; {response.open_states} open in the session"
+
+
 def render_error(error: LeanIndexError) -> str:
     """`error <code>: <message>`, then the details as one line of JSON when there are any."""
     text = f"error {error.code.value}: {error.message}"
@@ -197,6 +254,11 @@ SEARCH = "lean.declaration.search"
 INSPECT = "lean.declaration.inspect"
 CHECK = "lean.check"
 TARGET = "lean.check.target"
+PROOF_STATE = "lean.proof.state"
+PROOF_STEP = "lean.proof.step"
+PROOF_CLOSE = "lean.proof.close"
+#: The checker's tools after `lean.check`, whose HTTP routes `service.http` makes from their specs.
+CHECKER_ROUTED = (TARGET, PROOF_STATE, PROOF_STEP, PROOF_CLOSE)
 
 
 def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> list[ToolSpec]:
@@ -205,8 +267,8 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
 
     `lean.declaration.search` and `lean.declaration.inspect` run on `engine` through `gate` (so
     `busy` and `timeout` apply); `lean.check` runs on `checker`, which owns its own limits
-    (bounded queue answering `busy`, per-check timeout, code size cap), and so does
-    `lean.check.target`. Without a checker, the checker's tools are not `enabled` (MCP does not
+    (bounded queue answering `busy`, per-check timeout, code size cap), and so do
+    `lean.check.target` and the proof tools (`lean.proof.*`). Without a checker, the checker's tools are not `enabled` (MCP does not
     list them) and a call raises `LeanIndexError(check_disabled)`.
     """
 
@@ -264,6 +326,45 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             response_model=TargetCheckResponse,
             call=checker.check_target if checker is not None else check_disabled,
             render=render_target,
+            enabled=checker is not None,
+        ),
+        ToolSpec(
+            name=PROOF_STATE,
+            title="Open a Lean proof state",
+            description=PROOF_STATE_DESCRIPTION,
+            http_route="POST /v1/proof/state",
+            request_model=ProofStateRequest,
+            response_model=ProofStateResponse,
+            call=checker.proof_state if checker is not None else check_disabled,
+            render=render_proof_state,
+            read_only=False,
+            idempotent=False,
+            enabled=checker is not None,
+        ),
+        ToolSpec(
+            name=PROOF_STEP,
+            title="Run a tactic on a Lean proof state",
+            description=PROOF_STEP_DESCRIPTION,
+            http_route="POST /v1/proof/step",
+            request_model=ProofStepRequest,
+            response_model=ProofStepResponse,
+            call=checker.proof_step if checker is not None else check_disabled,
+            render=render_proof_step,
+            read_only=False,
+            idempotent=False,
+            enabled=checker is not None,
+        ),
+        ToolSpec(
+            name=PROOF_CLOSE,
+            title="Close a Lean proof state",
+            description=PROOF_CLOSE_DESCRIPTION,
+            http_route="POST /v1/proof/close",
+            request_model=ProofCloseRequest,
+            response_model=ProofCloseResponse,
+            call=checker.proof_close if checker is not None else check_disabled,
+            render=render_proof_close,
+            read_only=False,
+            idempotent=False,
             enabled=checker is not None,
         ),
     ]
