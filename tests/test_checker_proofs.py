@@ -7,6 +7,7 @@ tests/standin/scripted.py `INFOTREES`); the goals, states and statuses are recor
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from checker_support import standin_config, transcripts_dir
 from leanindex.checker import Checker
 from leanindex.checker.goals import parse_goal
-from leanindex.checker.models import ProofCloseRequest, ProofStateRequest, ProofStepRequest
+from leanindex.checker.models import ProofCloseRequest, ProofStateRequest, ProofStepRequest, ProofStepsRequest
 from leanindex.errors import ErrorCode, LeanIndexError
 
 TRANSCRIPTS = transcripts_dir()
@@ -183,3 +184,83 @@ def test_idle_states_expire(tmp_path):
 
     error = run(tmp_path, scenario, proof_state_ttl_s=0.5)
     assert error.code is ErrorCode.UNKNOWN_PROOF_STATE
+
+
+# Complete proofs whose info trees are scripted (tests/standin/scripted.py); the branching one's
+# goal texts are the recorded ones of `proof_branching`.
+BRANCHING_PROOF = (
+    "theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q → r) : p ∧ r := by\n"
+    "  apply And.intro\n  · exact h1.left\n  · apply h2\n    exact h1.right"
+)
+HAVE_PROOF = "theorem use_have (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  have h : p := by exact hp\n  exact ⟨h, hq⟩"
+
+
+def test_proof_steps_give_every_tactic_with_goals_before_and_after(tmp_path):
+    async def scenario(checker, _):
+        return await checker.proof_steps(ProofStepsRequest(environment="TEST", code=BRANCHING_PROOF), tree=False)
+
+    response = run(tmp_path, scenario)
+    assert response.theorem == "complex_and" and response.tree is None
+    assert [s.tactic for s in response.steps] == [
+        "apply And.intro", "· exact h1.left", "exact h1.left", "· apply h2\n    exact h1.right", "apply h2", "exact h1.right",
+    ]
+    first = response.steps[0]
+    assert [g.target for g in first.goals_before] == ["p ∧ r"] and [g.case for g in first.goals_after] == ["left", "right"]
+    assert response.steps[-1].goals_after == [] and response.initial_hypotheses == ["p q r : Prop", "h1 : p ∧ q", "h2 : q → r"]
+    assert (first.start.line, first.start.column, first.end.column) == (2, 2, 17)
+    assert response.used_constants is None and response.used_theorems is None
+
+
+def test_proof_tree_splits_closes_and_opens_have_boxes(tmp_path):
+    async def scenario(checker, _):
+        branching = await checker.proof_steps(ProofStepsRequest(environment="TEST", code=BRANCHING_PROOF), tree=True)
+        have = await checker.proof_steps(ProofStepsRequest(environment="TEST", code=HAVE_PROOF, theorem="use_have"), tree=True)
+        return branching.tree, have.tree
+
+    branching, have = run(tmp_path, scenario)
+    split = branching.tactics[0]
+    assert branching.goal.target == "p ∧ r" and split.outcome == "split" and len(branching.tactics) == 1
+    left, right = split.subgoals
+    assert [(t.tactic, t.outcome) for t in left.tactics] == [("exact h1.left", "closed")]
+    assert [(t.tactic, t.outcome) for t in right.tactics] == [("apply h2", "transformed"), ("exact h1.right", "closed")]
+    assert right.tactics[0].new_goal.target == "q"
+    have_tactic, exact = have.tactics
+    assert have_tactic.outcome == "transformed" and have_tactic.new_hypotheses == ["h : p"]
+    assert [(b.goal.target, [t.outcome for t in b.tactics]) for b in have_tactic.have_boxes] == [("p", ["closed"])]
+    assert exact.outcome == "closed"
+
+
+def test_include_theorems_answers_from_the_catalog(tmp_path):
+    signatures = {"And.intro": "theorem And.intro : ∀ {a b : Prop}, a → b → a ∧ b"}
+
+    async def inspect(request):
+        if request.declaration_name not in signatures:
+            raise LeanIndexError(ErrorCode.NOT_FOUND, "no such declaration", {})
+        return SimpleNamespace(kind=SimpleNamespace(value="theorem"), name=request.declaration_name, approximate_fields=[],
+                               type=signatures[request.declaration_name].split(" : ", 1)[1])
+
+    async def scenario(checker, _):
+        request = ProofStepsRequest(environment="TEST", code=BRANCHING_PROOF, include_theorems=True)
+        with pytest.raises(LeanIndexError) as without:
+            await checker.proof_steps(request, tree=False)
+        return without.value, await checker.proof_steps(request, tree=False, inspect=inspect)
+
+    without, response = run(tmp_path, scenario)
+    assert without.code is ErrorCode.INVALID_REQUEST
+    assert response.used_constants == ["And.intro", "And.left", "And.right"]
+    assert response.used_theorems == [signatures["And.intro"]] and response.not_in_catalog == ["And.left", "And.right"]
+
+
+def test_proof_steps_refusals(tmp_path):
+    async def scenario(checker, _):
+        codes = []
+        for request in [
+            ProofStepsRequest(environment="TEST", code=BRANCHING_PROOF, theorem="nope"),
+            ProofStepsRequest(environment="TEST", code="#eval 1 + 1"),
+        ]:
+            with pytest.raises(LeanIndexError) as caught:
+                await checker.proof_steps(request, tree=False)
+            codes.append(caught.value.code)
+        return codes
+
+    assert run(tmp_path, scenario) == [ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN_COMMAND]

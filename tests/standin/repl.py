@@ -94,7 +94,10 @@ class StandIn:
             return self.step(request["tactic"], request["proofState"])
         if "cmd" not in request:
             return {"message": "standin: only commands and tactics are supported"}
-        return self.with_states(request["cmd"], self.command(request, settings))
+        answer = self.command(request, settings)
+        if answer is not None and request.get("allTactics") and request["cmd"] in scripted.ALL_TACTICS:
+            answer = {**answer, "tactics": scripted.ALL_TACTICS[request["cmd"]]}
+        return self.with_states(request["cmd"], answer)
 
     def command(self, request: dict, settings: dict) -> dict | None:
         cmd, env = request["cmd"], request.get("env")

@@ -22,16 +22,17 @@ from pathlib import Path
 from typing import TypeVar
 
 from lean_interact import LeanREPLConfig, LocalProject
-from lean_interact.interface import LeanError
+from lean_interact.interface import CommandResponse, LeanError
 
 from ..errors import ErrorCode, LeanIndexError
-from ..models import display_profile
+from ..models import InspectRequest, InspectResponse, display_profile
 from .cache import VerdictCache
 from .config import CheckerConfig
 from .commands import find_target, split_commands
 from .forbidden import forbidden_words
 from .proofs import chosen_sorry, goals_of, refusal_is_lean, step_status
 from .states import ProofStates, unknown_state
+from .tactics import catalog_signatures, declaration_tree, proof_tree, tactic_steps, used_constants
 from .header import Header, parse_header, uncovered_imports, unknown_modules
 from .isolation import make_sandbox
 from .models import (
@@ -46,6 +47,8 @@ from .models import (
     ProofStateResponse,
     ProofStepRequest,
     ProofStepResponse,
+    ProofStepsRequest,
+    ProofStepsResponse,
     StepMessage,
     StepStatus,
     TargetCheckRequest,
@@ -354,21 +357,18 @@ class Checker:
         pool = self.pool(environment)
         return pool, pool.config
 
-    async def proof_state(self, request: ProofStateRequest) -> ProofStateResponse:
-        """Open a proof at a `sorry` of `request.code` (see `ProofStateRequest`).
-
-        Raises `LeanIndexError` as `check` does, and `invalid_request` (no `sorry`, or an
-        ambiguous or wrong `position`), `forbidden_command` (the file holds a command that can
-        forge a verdict; the worker is retired), `backend_error` (no info tree came back, so
-        such commands could not be ruled out).
-        """
-        received = time.perf_counter()
-        pool, header = self._admit(request.environment, request.code)
+    async def _open(
+        self, environment: str, code: str, timeout_s: float | None, all_tactics: bool = False
+    ) -> tuple[ProfilePool, Worker, CommandResponse, str, float]:
+        """Run a file for its proof states or tactics: (pool, worker, response, body with the
+        header blanked, when the worker was acquired). Raises as `check`, and
+        `forbidden_command` (the worker is retired), `backend_error` without an info tree."""
+        pool, header = self._admit(environment, code)
         config = pool.config
-        timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
+        budget = timeout_s if timeout_s is not None else config.timeout_s
         worker = await self._acquire_for(pool, header)
         acquired = time.perf_counter()
-        response, forbidden = await pool.run(worker, worker.open_proof, header.body, timeout_s)
+        response, forbidden = await pool.run(worker, worker.open_proof, header.body, budget, all_tactics)
         if forbidden and not config.allow_unsafe_commands:
             raise LeanIndexError(
                 ErrorCode.FORBIDDEN_COMMAND,
@@ -379,6 +379,60 @@ class Checker:
             raise LeanIndexError(
                 ErrorCode.BACKEND_ERROR, "the REPL returned no info tree, so forbidden commands could not be ruled out", {"stage": "infotree"}
             )
+        return pool, worker, response, header.body, acquired
+
+    async def proof_steps(
+        self, request: ProofStepsRequest, *, tree: bool, inspect: Callable[[InspectRequest], Awaitable[InspectResponse]] | None = None
+    ) -> ProofStepsResponse:
+        """The tactics of one declaration's proof with the goals before and after each
+        (`tree=False`: `steps`, `lean.proof.steps`) or as nested goal boxes (`tree=True`:
+        `tree`, `lean.proof.tree`); see `tactics`. With `include_theorems`, every constant the
+        tactics use (the REPL's `usedConstants`) is looked up with `inspect` (the catalog's, no
+        Lean round trip).
+
+        Raises as `proof_state` (but a file needs no `sorry`), and `not_found` /
+        `invalid_request` as `tactics.declaration_tree`; `invalid_request` when
+        `include_theorems` is asked and no catalog `inspect` was given.
+        """
+        if request.include_theorems and inspect is None:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, "include_theorems needs the profile's catalog, which this checker has not", {})
+        received = time.perf_counter()
+        pool, _worker, response, body, acquired = await self._open(
+            request.environment, request.code, request.timeout_s, all_tactics=request.include_theorems
+        )
+        config = pool.config
+        name, command = declaration_tree(response.infotree or [], request.theorem)
+        steps = tactic_steps(command, body)
+        used = found = missing = None
+        if request.include_theorems and inspect is not None:
+            used = used_constants(response, command)
+            found, missing = await catalog_signatures(inspect, request.environment, used)
+        finished = time.perf_counter()
+        return ProofStepsResponse(
+            **config.identity.model_dump(),
+            theorem=name,
+            initial_hypotheses=steps[0].goals_before[0].hypotheses if steps and steps[0].goals_before else [],
+            steps=[] if tree else steps,
+            tree=proof_tree(steps) if tree else None,
+            diagnostics=diagnostics_of(response),
+            used_constants=used,
+            used_theorems=found,
+            not_in_catalog=missing,
+            protected=not config.allow_unsafe_commands,
+            timings=Timings(queue_ms=(acquired - received) * 1000, check_ms=(finished - acquired) * 1000, total_ms=(finished - received) * 1000),
+        )
+
+    async def proof_state(self, request: ProofStateRequest) -> ProofStateResponse:
+        """Open a proof at a `sorry` of `request.code` (see `ProofStateRequest`).
+
+        Raises `LeanIndexError` as `check` does, and `invalid_request` (no `sorry`, or an
+        ambiguous or wrong `position`), `forbidden_command` (the file holds a command that can
+        forge a verdict; the worker is retired), `backend_error` (no info tree came back, so
+        such commands could not be ruled out).
+        """
+        received = time.perf_counter()
+        pool, worker, response, _body, acquired = await self._open(request.environment, request.code, request.timeout_s)
+        config = pool.config
         chosen = chosen_sorry(response, request.position)
         goals = goals_of([chosen.goal])
         state = self._states.add(request.session, config.profile, worker, chosen.proof_state, goals)

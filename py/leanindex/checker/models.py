@@ -323,3 +323,71 @@ class ProofCloseResponse(Frozen):
 
     state_id: str
     open_states: int
+
+
+class ProofStepsRequest(Frozen):
+    """A complete Lean file and the declaration whose proof to show (`lean.proof.steps`,
+    `lean.proof.tree`). `theorem` is its name as written (or with its namespaces); it may be
+    left out when the file declares one name. `include_theorems`: also give the signature of
+    every constant the proof's tactics use, from the profile's catalog."""
+
+    environment: ProfileId
+    code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A complete Lean file.")
+    theorem: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
+    include_theorems: bool = False
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+
+
+class TacticStep(Frozen):
+    """One tactic as Lean ran it: its source text and range (file positions), and every goal
+    before and after it, each with its full context (as the infoview shows it); a tactic that
+    closes its goal has the other goals, or none, after it."""
+
+    tactic: str
+    start: Position
+    end: Position
+    goals_before: list[Goal]
+    goals_after: list[Goal]
+
+
+class TreeTactic(Frozen):
+    """A tactic in a proof tree: `outcome` `closed` (its goal is gone), `transformed` (one new
+    goal, `new_goal`, which the box's next tactic works on), `split` (several new goals, one
+    `subgoals` box each), or `unchanged`; `new_hypotheses` those its new goal(s) have that its
+    goal had not; `have_boxes` the sub-proofs written inside it (a `have ... := by ...`)."""
+
+    tactic: str
+    start: Position
+    outcome: Literal["closed", "transformed", "split", "unchanged"]
+    new_goal: Goal | None
+    new_hypotheses: list[str]
+    subgoals: list[ProofBox]
+    have_boxes: list[ProofBox]
+
+
+class ProofBox(Frozen):
+    """A goal and the tactics that work on it, in order."""
+
+    goal: Goal
+    tactics: list[TreeTactic]
+
+
+class ProofStepsResponse(EnvironmentIdentity):
+    """The tactics of one declaration's proof (`lean.proof.steps`: `steps`, flat, source order;
+    `lean.proof.tree`: `tree`, nested boxes; the other one is empty), Lean's messages on the
+    file, and, with `include_theorems`, `used_constants` (what the REPL reports the tactics use)
+    with `used_theorems` (`"<kind> <name> : <type>"` from the catalog) and `not_in_catalog`
+    (used constants the catalog does not hold, e.g. declared in the file)."""
+
+    theorem: str
+    initial_hypotheses: list[str]
+    steps: list[TacticStep]
+    tree: ProofBox | None
+    diagnostics: list[Diagnostic]
+    used_constants: list[str] | None
+    used_theorems: list[str] | None
+    not_in_catalog: list[str] | None
+    protected: bool
+    timings: Timings
+
+TreeTactic.model_rebuild()

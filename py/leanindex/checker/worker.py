@@ -364,15 +364,17 @@ class Worker:
         raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=timeout)
         return parse_command_response(raw)
 
-    def open_proof(self, body: str, timeout_s: float) -> tuple[CommandResponse, list[ForbiddenUse]]:
-        """Run `body` in the header environment (info tree included) for its `sorry` proof
-        states; returns the response and the forbidden commands found (the worker is then
-        tainted). Raises as `check`."""
+    def open_proof(self, body: str, timeout_s: float, all_tactics: bool = False) -> tuple[CommandResponse, list[ForbiddenUse]]:
+        """Run `body` in the header environment (info tree included; with `all_tactics`, the
+        REPL's per-tactic list with used constants too) for its proof states and tactics;
+        returns the response and the forbidden commands found (the worker is then tainted).
+        Raises as `check`."""
         assert self.server is not None and self.header_env is not None
         with self._lock:
             self.checks += 1
             deadline = time.perf_counter() + timeout_s
-            response = self._run(Command(cmd=body, env=self.header_env, infotree="full"), deadline, timeout_s)
+            command = Command(cmd=body, env=self.header_env, infotree="full", all_tactics=all_tactics or None)
+            response = self._run(command, deadline, timeout_s)
             forbidden = find_forbidden(response.infotree or [])
             if forbidden:
                 # Elaboration-time code already ran in this process: never reuse it.
