@@ -206,7 +206,8 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     assert set(tools) == {
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
         "lean.check", "lean_check", "lean.check.target", "lean_check_target", "lean.proof.state", "lean_proof_state",
-        "lean.proof.step", "lean_proof_step", "lean.proof.close", "lean_proof_close",
+        "lean.proof.step", "lean_proof_step", "lean.proof.close", "lean_proof_close", "lean.proof.steps",
+        "lean_proof_steps", "lean.proof.tree", "lean_proof_tree",
     }
     for name, request, response in [
         ("lean_declaration_search", SearchRequest, SearchResponse),
@@ -236,7 +237,7 @@ class _Checker:
     async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
         raise AssertionError("not called")
 
-    proof_state = proof_step = proof_close = check_target
+    proof_state = proof_step = proof_close = proof_steps = check_target
 
 
 def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None:

@@ -160,3 +160,47 @@ def test_proof_tools_over_mcp_http_and_client(served: str) -> None:
         assert forbidden.value.code.value == "forbidden_command"
     unknown = httpx.post(f"{served}/v1/proof/step", json={"environment": "TEST", "state_id": "ps_0", "tactic": "rfl"}, timeout=30)
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_proof_state"
+
+
+# Scripted info tree, recorded goal texts (`proof_branching`): see tests/standin/scripted.py.
+BRANCHING_PROOF = (
+    "theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q → r) : p ∧ r := by\n"
+    "  apply And.intro\n  · exact h1.left\n  · apply h2\n    exact h1.right"
+)
+
+
+def test_proof_steps_and_tree_over_mcp_and_client(served: str) -> None:
+    async def over_mcp() -> None:
+        async with McpClient(f"{served}/mcp", cache=None) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            for name in ("lean.proof.steps", "lean_proof_steps", "lean.proof.tree", "lean_proof_tree"):
+                result = await client.call_tool(name, {"environment": "TEST", "code": BRANCHING_PROOF, "include_theorems": True})
+                assert not result.is_error, result.content
+                jsonschema.Draft202012Validator(tools[name].output_schema).validate(result.structured_content)
+                # Profile TEST's catalog (the core sample) holds And.intro only: the others are said, not dropped.
+                assert result.structured_content["used_theorems"] == ["constructor And.intro : ∀ {a b : Prop}, a → b → a ∧ b"]
+                assert result.structured_content["not_in_catalog"] == ["And.left", "And.right"]
+            steps = await client.call_tool("lean_proof_steps", {"environment": "TEST", "code": BRANCHING_PROOF})
+            assert len(steps.structured_content["steps"]) == 6 and steps.structured_content["tree"] is None
+            tree = await client.call_tool("lean_proof_tree", {"environment": "TEST", "code": BRANCHING_PROOF})
+            assert tree.structured_content["tree"]["tactics"][0]["outcome"] == "split"
+
+    anyio.run(over_mcp)
+    with Client(served) as client:
+        assert client.proof_steps("TEST", BRANCHING_PROOF).steps[0].tactic == "apply And.intro"
+        assert client.proof_steps("TEST", BRANCHING_PROOF, tree=True).tree.goal.target == "p ∧ r"
+
+
+def test_cli_proof_steps(tmp_path: Path) -> None:
+    project, repl, _ = make_layout(tmp_path, transcripts=TRANSCRIPTS)
+    source = tmp_path / "proof.lean"
+    source.write_text(BRANCHING_PROOF)
+    base = ["proof-steps", str(source), "-e", "TEST", "--root", str(tmp_path), "--project", str(project), "--repl", str(repl), "--lake", str(STANDIN / "lake"), "--import", "Lean"]
+    runner = CliRunner()
+    flat = runner.invoke(main, base)
+    assert flat.exit_code == 0, flat.output
+    assert "2:2 apply And.intro" in flat.output and "after: p | r" in flat.output
+    tree = runner.invoke(main, [*base, "--tree", "--json"])
+    assert tree.exit_code == 0 and json.loads(tree.output)["tree"]["tactics"][0]["outcome"] == "split"
+    missing = runner.invoke(main, [*base, "-t", "nope", "--json"])
+    assert missing.exit_code == 5 and json.loads(missing.output)["error"]["code"] == "not_found"

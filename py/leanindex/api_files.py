@@ -32,6 +32,8 @@ from .checker.models import (
     ProofStateResponse,
     ProofStepRequest,
     ProofStepResponse,
+    ProofStepsRequest,
+    ProofStepsResponse,
     TargetCheckRequest,
     TargetCheckResponse,
 )
@@ -91,11 +93,12 @@ def declarations_schema() -> str:
 
 
 _REQUESTS: list[type[BaseModel]] = [
-    SearchRequest, InspectRequest, CheckRequest, TargetCheckRequest, ProofStateRequest, ProofStepRequest, ProofCloseRequest
+    SearchRequest, InspectRequest, CheckRequest, TargetCheckRequest, ProofStateRequest, ProofStepRequest, ProofCloseRequest,
+    ProofStepsRequest,
 ]
 _RESPONSES: list[type[BaseModel]] = [
     SearchResponse, InspectResponse, CheckResponse, TargetCheckResponse, ProofStateResponse, ProofStepResponse,
-    ProofCloseResponse, EnvironmentsResponse, ErrorResponse,
+    ProofCloseResponse, ProofStepsResponse, EnvironmentsResponse, ErrorResponse,
 ]
 
 

@@ -27,6 +27,8 @@ from .checker.models import (
     ProofStateResponse,
     ProofStepRequest,
     ProofStepResponse,
+    ProofStepsRequest,
+    ProofStepsResponse,
     TargetCheckRequest,
     TargetCheckResponse,
 )
@@ -266,6 +268,20 @@ class Client:
         """Release an open state (`lean.proof.close`). Raises `unknown_proof_state`."""
         request = _validated(ProofCloseRequest, environment=environment, state_id=state_id, session=session)
         return self._backend.checker_call("/v1/proof/close", request, ProofCloseResponse)
+
+    def proof_steps(
+        self, environment: str, code: str, theorem: str | None = None, *, include_theorems: bool = False, tree: bool = False,
+        timeout_s: float | None = None,
+    ) -> ProofStepsResponse:
+        """Every tactic of `theorem`'s proof in `code` with its goals before and after
+        (`lean.proof.steps`), or with `tree=True` the proof as goal boxes (`lean.proof.tree`);
+        `include_theorems` adds the used constants' signatures from the server's catalog. Over
+        HTTP only. Raises `LeanIndexError`: `not_found` (no such declaration),
+        `forbidden_command`, and as `check_target`."""
+        request = _validated(
+            ProofStepsRequest, environment=environment, code=code, theorem=theorem, include_theorems=include_theorems, timeout_s=timeout_s
+        )
+        return self._backend.checker_call("/v1/proof/tree" if tree else "/v1/proof/steps", request, ProofStepsResponse)
 
     def close(self) -> None:
         """Close the HTTP connection pool (or the local engine's catalogs)."""

@@ -19,7 +19,8 @@ line, a response is a JSON object followed by a blank line. Answers come from, i
 
 Options: `--transcripts DIR`, `--control FILE` (JSON read on every request:
 `{"header_fails": bool, "delay_ms": int}`), `--instant` (no transcripts needed: answer every
-command with an empty, successful response, for benchmarks).
+command with an empty, successful response, a command with `sorry` with one proof state, and
+every tactic on a known state with a new open state, for benchmarks).
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ class StandIn:
         if settings.get("delay_ms"):
             time.sleep(settings["delay_ms"] / 1000)
         if "tactic" in request and "proofState" in request:
+            if self.instant:
+                if request["proofState"] not in self.states:
+                    return {"message": "Unknown proof state."}
+                return {"proofState": self.new_state([]), "goals": ["⊢ True"], "proofStatus": "Incomplete: open goals remain"}
             return self.step(request["tactic"], request["proofState"])
         if "cmd" not in request:
             return {"message": "standin: only commands and tactics are supported"}
@@ -104,7 +109,11 @@ class StandIn:
         if env is not None and env not in self.envs:
             return {"message": "Unknown environment."}  # recorded shape: unknown_environment
         if self.instant:
-            return {"env": self.new_env(None), "infotree": [scripted.eoi(cmd)], "messages": scripted.nonce_echo(cmd)}
+            answer = {"env": self.new_env(None), "infotree": [scripted.eoi(cmd)], "messages": scripted.nonce_echo(cmd)}
+            if "sorry" in cmd:
+                end = scripted.eoi(cmd)["node"]["stx"]["range"]["finish"]
+                answer["sorries"] = [{"proofState": self.new_state([]), "goal": "⊢ True", "pos": end, "endPos": end}]
+            return answer
         fault = scripted.fault_of(cmd)
         if fault is not None:
             return self.fault(fault, cmd)

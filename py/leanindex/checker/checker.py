@@ -63,7 +63,6 @@ from .target import decide_raw, moved_diagnostics, unit_verdict
 from .verdict import diagnostics_of, sorries_of
 from .worker import RawCheck, Worker
 
-R = TypeVar("R")
 T = TypeVar("T")
 _LIVE: weakref.WeakSet[Checker] = weakref.WeakSet()
 
@@ -524,15 +523,18 @@ class Checker:
 
     def check_sync(self, request: CheckRequest) -> CheckResponse:
         """Start, check once, close, on a private event loop (for the CLI)."""
-        return self._once(self.check, request)
+        return self.run_sync(self.check, request)
 
     def check_target_sync(self, request: TargetCheckRequest) -> TargetCheckResponse:
         """Start, run one target check, close, on a private event loop (for the CLI)."""
-        return self._once(self.check_target, request)
+        return self.run_sync(self.check_target, request)
 
-    def _once(self, call: Callable[[R], Awaitable[T]], request: R) -> T:
+    def run_sync(self, call: Callable[..., Awaitable[T]], request: object, **options: object) -> T:
+        """Start, run `call(request, **options)` (one of this checker's methods) once, close, on
+        a private event loop (for the CLI)."""
+
         async def once() -> T:
             async with self:
-                return await call(request)
+                return await call(request, **options)
 
         return asyncio.run(once())

@@ -1,6 +1,7 @@
 """`leanindex check FILE|-`: Lean's verdict on a complete file, from a warm REPL of a profile;
 `leanindex check-target FILE --target NAME --candidate FILE...` (or `--sequential`): verdicts on
-replacements for one declaration against the environment before it.
+replacements for one declaration against the environment before it; `leanindex proof-steps FILE`:
+the goals before and after every tactic of a proof (`--tree`: as a tree of goals).
 
 Exit status: 0 `accepted`, 12 `incomplete`, 13 `rejected` (Lean's verdicts, distinct so scripts
 can branch on them); a tool failure or refusal exits with its code's `EXIT_STATUS` (3 invalid
@@ -19,8 +20,11 @@ import click
 from pydantic import ValidationError
 
 from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
-from ..checker.models import MAX_TIMEOUT_S, TargetCheckRequest, TargetCheckResponse, TargetMode, Verdict
+from ..checker.models import MAX_TIMEOUT_S, ProofStepsRequest, TargetCheckRequest, TargetCheckResponse, TargetMode, Verdict
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
+from ..engine import Engine
+from ..models import InspectRequest, InspectResponse
+from ..service.tools import render_proof_steps
 from ..service.tools import render_target as render_target_text
 from ..validation import invalid_request
 from . import main
@@ -232,3 +236,52 @@ def check_target(
     else:
         render_target(response)
     raise SystemExit(target_exit(response))
+
+
+@main.command("proof-steps")
+@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@click.option("--theorem", "-t", default=None, help="The declaration whose proof to show (may be left out when SOURCE declares one name).")
+@click.option("--tree", is_flag=True, help="Show the proof as a tree of goals (lean.proof.tree) instead of a flat list.")
+@click.option("--include-theorems", is_flag=True, help="Also give the signatures of the constants the tactics use, from ROOT's catalog.")
+@checker_options
+@handles_errors()
+def proof_steps(
+    source: str,
+    theorem: str | None,
+    tree: bool,
+    include_theorems: bool,
+    environment: str,
+    root: str,
+    project_dir: str,
+    lake_path: str,
+    repl_dir: str,
+    imports: tuple[str, ...],
+    timeout_s: float | None,
+    memory_limit_mb: int | None,
+    allow_unsafe_commands: bool,
+    as_json: bool,
+) -> None:
+    """Every tactic of a proof in SOURCE with the goals before and after it (or, --tree, the
+    proof as a tree of goals), from a warm REPL of ENVIRONMENT."""
+    config = checker_config(environment, root, project_dir, lake_path, repl_dir, imports, memory_limit_mb, allow_unsafe_commands)
+    code = read_source(source, config.max_code_bytes)
+    try:
+        request = ProofStepsRequest(environment=environment, code=code, theorem=theorem, include_theorems=include_theorems, timeout_s=timeout_s)
+    except ValidationError as error:
+        raise invalid_request(error.errors()) from None
+    engine = Engine(root) if include_theorems else None
+
+    async def inspect(body: InspectRequest) -> InspectResponse:
+        assert engine is not None
+        return engine.inspect(body)
+
+    checker = Checker(config)
+    try:
+        response = run_once(lambda: checker.run_sync(checker.proof_steps, request, tree=tree, inspect=inspect if engine else None))
+    finally:
+        if engine is not None:
+            engine.close()
+    if as_json:
+        emit_json(response)
+    else:
+        stdout.print(render_proof_steps(response), markup=False)

@@ -19,12 +19,16 @@ from pydantic import BaseModel
 from ..checker import Checker, CheckRequest, CheckResponse
 from ..checker.goals import Goal
 from ..checker.models import (
+    ProofBox,
     ProofCloseRequest,
     ProofCloseResponse,
     ProofStateRequest,
     ProofStateResponse,
     ProofStepRequest,
     ProofStepResponse,
+    ProofStepsRequest,
+    ProofStepsResponse,
+    TacticStep,
     TargetCheckRequest,
     TargetCheckResponse,
     UnitVerdict,
@@ -242,6 +246,52 @@ def render_proof_close(response: ProofCloseResponse) -> str:
     return f"closed {response.state_id}; {response.open_states} open in the session"
 
 
+PROOF_STEPS_DESCRIPTION = """\
+The tactics of a complete proof, as the infoview shows them: for every tactic in source order,
+its text and position and the goals before and after it (each goal with case, hypotheses and
+target; a closing tactic has no goal of its own after it). `code` is a Lean file, `theorem` the
+declaration (may be left out when the file declares one name). `include_theorems`: also the
+signature of every constant the tactics use, from the catalog (`used_theorems`), and those the
+catalog does not hold (`not_in_catalog`). Use it to see how each step changed the goals."""
+
+PROOF_TREE_DESCRIPTION = """\
+The same proof as lean.proof.steps, as a tree of goal boxes: a box is a goal and the tactics
+working on it; each tactic `closed` its goal, `transformed` it (`new_goal`, `new_hypotheses`),
+`split` it (`subgoals`, one box each) or left it `unchanged`, and sub-proofs written inside it
+(`have ... := by ...`) are its `have_boxes`. Same inputs as lean.proof.steps."""
+
+
+def _render_step(step: TacticStep) -> list[str]:
+    after = " | ".join(g.target for g in step.goals_after) or "no goals"
+    before = " | ".join(g.target for g in step.goals_before) or "no goals"
+    return [f"{step.start.line}:{step.start.column} {step.tactic}", f"  before: {before}", f"  after: {after}"]
+
+
+def _render_box(box: ProofBox, depth: int) -> list[str]:
+    pad = "  " * depth
+    lines = [f"{pad}goal {box.goal.target}"]
+    for t in box.tactics:
+        extra = f" -> {t.new_goal.target}" if t.new_goal else ""
+        lines.append(f"{pad}  {t.tactic.splitlines()[0]}: {t.outcome}{extra}")
+        for child in [*t.have_boxes, *t.subgoals]:
+            lines.extend(_render_box(child, depth + 2))
+    return lines
+
+
+def render_proof_steps(response: ProofStepsResponse) -> str:
+    """The theorem, then each tactic with its goals' targets before and after (or the tree,
+    indented), then the used theorems."""
+    lines = [f"{response.theorem} ({response.environment})"]
+    for step in response.steps:
+        lines.extend(_render_step(step))
+    if response.tree is not None:
+        lines.extend(_render_box(response.tree, 0))
+    lines.extend(f"uses {line}" for line in response.used_theorems or [])
+    if response.not_in_catalog:
+        lines.append(f"not in the catalog: {', '.join(response.not_in_catalog)}")
+    return "\n".join(lines)
+
+
 def render_error(error: LeanIndexError) -> str:
     """`error <code>: <message>`, then the details as one line of JSON when there are any."""
     text = f"error {error.code.value}: {error.message}"
@@ -257,8 +307,10 @@ TARGET = "lean.check.target"
 PROOF_STATE = "lean.proof.state"
 PROOF_STEP = "lean.proof.step"
 PROOF_CLOSE = "lean.proof.close"
+PROOF_STEPS = "lean.proof.steps"
+PROOF_TREE = "lean.proof.tree"
 #: The checker's tools after `lean.check`, whose HTTP routes `service.http` makes from their specs.
-CHECKER_ROUTED = (TARGET, PROOF_STATE, PROOF_STEP, PROOF_CLOSE)
+CHECKER_ROUTED = (TARGET, PROOF_STATE, PROOF_STEP, PROOF_CLOSE, PROOF_STEPS, PROOF_TREE)
 
 
 def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> list[ToolSpec]:
@@ -365,6 +417,28 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             render=render_proof_close,
             read_only=False,
             idempotent=False,
+            enabled=checker is not None,
+        ),
+        ToolSpec(
+            name=PROOF_STEPS,
+            title="Goals before and after every tactic of a Lean proof",
+            description=PROOF_STEPS_DESCRIPTION,
+            http_route="POST /v1/proof/steps",
+            request_model=ProofStepsRequest,
+            response_model=ProofStepsResponse,
+            call=(lambda r: checker.proof_steps(r, tree=False, inspect=inspect)) if checker is not None else check_disabled,
+            render=render_proof_steps,
+            enabled=checker is not None,
+        ),
+        ToolSpec(
+            name=PROOF_TREE,
+            title="A Lean proof as a tree of goals",
+            description=PROOF_TREE_DESCRIPTION,
+            http_route="POST /v1/proof/tree",
+            request_model=ProofStepsRequest,
+            response_model=ProofStepsResponse,
+            call=(lambda r: checker.proof_steps(r, tree=True, inspect=inspect)) if checker is not None else check_disabled,
+            render=render_proof_steps,
             enabled=checker is not None,
         ),
     ]
