@@ -28,9 +28,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from check_bench import direct_baseline, quantiles  # noqa: E402
-from checker_support import STANDIN, make_layout, standin_config  # noqa: E402
-from lean_interact import Command, LeanREPLConfig, LeanServer, LocalProject, ProofStep  # noqa: E402
+from check_bench import direct_baseline, direct_server, quantiles  # noqa: E402
+from checker_support import standin_config  # noqa: E402
+from lean_interact import Command, ProofStep  # noqa: E402
 
 from leanindex.checker import Checker  # noqa: E402
 from leanindex.checker.models import ProofStateRequest, ProofStepRequest, TargetCheckRequest  # noqa: E402
@@ -63,16 +63,7 @@ SORRY = "theorem open_goal : True := by sorry"
 
 def direct_steps(tmp: Path, n: int) -> dict[str, object]:
     """lean-interact's own `LeanServer` on the same stand-in: one `ProofStep` per sample."""
-    project, repl, _ = make_layout(tmp, instant=True)
-    config = LeanREPLConfig(
-        project=LocalProject(directory=str(project), lake_path=str(STANDIN / "lake"), auto_build=False),
-        local_repl_path=str(repl),
-        build_repl=False,
-        lake_path=str(STANDIN / "lake"),
-        enable_incremental_optimization=False,
-        enable_parallel_elaboration=False,
-    )
-    server = LeanServer(config)
+    server = direct_server(tmp)
     try:
         header = server.run(Command(cmd="import Lean"), timeout=10).env
         state = server.run(Command(cmd=SORRY, env=header), timeout=10).sorries[0].proof_state

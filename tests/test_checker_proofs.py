@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
-from pathlib import Path
 
 import pytest
 
-from checker_support import standin_config, transcripts_dir
-from leanindex.checker import Checker
+from test_checker import run
+
+from checker_support import transcripts_dir
 from leanindex.checker.goals import parse_goal
 from leanindex.checker.models import ProofCloseRequest, ProofStateRequest, ProofStepRequest, ProofStepsRequest
 from leanindex.errors import ErrorCode, LeanIndexError
@@ -23,20 +23,6 @@ pytestmark = pytest.mark.skipif(TRANSCRIPTS is None, reason="../shared/fixtures/
 
 DEF_F = "def f : Nat := by sorry"  # recorded: proof_step and others
 BRANCHING = "theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q → r) : p ∧ r := by sorry"  # recorded
-
-
-def run(tmp: Path, scenario, **settings):
-    config, control = standin_config(tmp, transcripts=TRANSCRIPTS, **settings)
-
-    async def go():
-        checker = Checker(config)
-        try:
-            await checker.start()
-            return await scenario(checker, control)
-        finally:
-            await checker.close()
-
-    return asyncio.run(go())
 
 
 def open_at(code: str, **extra) -> ProofStateRequest:

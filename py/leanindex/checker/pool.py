@@ -110,27 +110,10 @@ class ProfilePool:
                 self._idle.remove(holding)
                 return holding
             return self._idle.popleft()
-        pending = self._pending()
-        if pending >= self.config.queue_size:
-            raise LeanIndexError(
-                ErrorCode.BUSY,
-                f"all {self.config.workers} {display_profile(self.config.profile)} workers are busy and {pending} checks wait",
-                {"queue_size": self.config.queue_size, "workers": self.config.workers},
-            )
+        self._room(f"all {self.config.workers} {display_profile(self.config.profile)} workers are busy")
         if not self._all and not self._starting:
             self._replace()
-        waiter: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            return await waiter
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
-                # Handed a worker in the same instant the caller went away: pass it on.
-                self._release(waiter.result())
-            raise
-        finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
+        return await self._wait_in(self._waiters)
 
     def _pending(self) -> int:
         waiting = [*self._waiters, *(w for queue in self._wanted.values() for w in queue)]
@@ -147,27 +130,38 @@ class ProfilePool:
         if worker in self._idle:
             self._idle.remove(worker)
             return worker
+        self._room(f"the {display_profile(self.config.profile)} worker holding this proof state is busy")
+        queue = self._wanted.setdefault(worker, deque())
+        try:
+            return await self._wait_in(queue)
+        finally:
+            if not queue and self._wanted.get(worker) is queue:
+                del self._wanted[worker]
+
+    def _room(self, busy: str) -> None:
+        """Raise `busy` (saying `busy` and how many wait) when the bounded queue is full."""
         pending = self._pending()
         if pending >= self.config.queue_size:
             raise LeanIndexError(
                 ErrorCode.BUSY,
-                f"the {display_profile(self.config.profile)} worker holding this proof state is busy and {pending} requests wait",
+                f"{busy} and {pending} requests wait",
                 {"queue_size": self.config.queue_size, "workers": self.config.workers},
             )
+
+    async def _wait_in(self, queue: deque[asyncio.Future[Worker]]) -> Worker:
+        """Wait in `queue` until `_release` hands over a worker."""
         waiter: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
-        queue = self._wanted.setdefault(worker, deque())
         queue.append(waiter)
         try:
             return await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                # Handed a worker in the same instant the caller went away: pass it on.
                 self._release(waiter.result())
             raise
         finally:
             if waiter in queue:
                 queue.remove(waiter)
-            if not queue and self._wanted.get(worker) is queue:
-                del self._wanted[worker]
 
     def _fail_wanted(self, worker: Worker) -> None:
         for waiter in self._wanted.pop(worker, deque()):

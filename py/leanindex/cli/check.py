@@ -14,7 +14,7 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 from pydantic import ValidationError
@@ -110,6 +110,7 @@ def checker_options(command):
 
 
 def checker_config(
+    *,
     environment: str,
     root: str,
     project_dir: str,
@@ -119,8 +120,8 @@ def checker_config(
     memory_limit_mb: int | None,
     allow_unsafe_commands: bool,
 ) -> CheckerConfig:
-    """The one-shot checker's configuration from the shared options (no verdict cache: one
-    request per process)."""
+    """The one-shot checker's configuration from the options of `checker_options` other than
+    `--timeout` and `--json` (no verdict cache: one request per process)."""
     settings: dict[str, object] = {"allow_unsafe_commands": allow_unsafe_commands, "cache_entries": 0}
     if memory_limit_mb is not None:
         settings["memory_limit_mb"] = memory_limit_mb
@@ -150,19 +151,13 @@ def run_once(call: Callable[[], T]) -> T:
 @handles_errors()
 def check(
     source: str,
-    environment: str,
-    root: str,
-    project_dir: str,
-    lake_path: str,
-    repl_dir: str,
-    imports: tuple[str, ...],
     timeout_s: float | None,
-    memory_limit_mb: int | None,
-    allow_unsafe_commands: bool,
     as_json: bool,
+    **shared: Any,
 ) -> None:
     """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL."""
-    config = checker_config(environment, root, project_dir, lake_path, repl_dir, imports, memory_limit_mb, allow_unsafe_commands)
+    config = checker_config(**shared)
+    environment = shared["environment"]
     code = read_source(source, config.max_code_bytes)
     request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s)
     response = run_once(lambda: Checker(config).check_sync(request))
@@ -202,21 +197,15 @@ def check_target(
     target: str | None,
     candidates: tuple[str, ...],
     sequential: bool,
-    environment: str,
-    root: str,
-    project_dir: str,
-    lake_path: str,
-    repl_dir: str,
-    imports: tuple[str, ...],
     timeout_s: float | None,
-    memory_limit_mb: int | None,
-    allow_unsafe_commands: bool,
     as_json: bool,
+    **shared: Any,
 ) -> None:
     """Check replacements (--candidate FILE) for declaration --target of SOURCE against the
     environment before it, or (--sequential) every command of SOURCE in order. Exit status: the
     best candidate's verdict (target), the worst command's (sequential), as `leanindex check`."""
-    config = checker_config(environment, root, project_dir, lake_path, repl_dir, imports, memory_limit_mb, allow_unsafe_commands)
+    config = checker_config(**shared)
+    environment = shared["environment"]
     code = read_source(source, config.max_code_bytes)
     texts = [read_source(path, config.max_code_bytes) for path in candidates]
     try:
@@ -250,26 +239,20 @@ def proof_steps(
     theorem: str | None,
     tree: bool,
     include_theorems: bool,
-    environment: str,
-    root: str,
-    project_dir: str,
-    lake_path: str,
-    repl_dir: str,
-    imports: tuple[str, ...],
     timeout_s: float | None,
-    memory_limit_mb: int | None,
-    allow_unsafe_commands: bool,
     as_json: bool,
+    **shared: Any,
 ) -> None:
     """Every tactic of a proof in SOURCE with the goals before and after it (or, --tree, the
     proof as a tree of goals), from a warm REPL of ENVIRONMENT."""
-    config = checker_config(environment, root, project_dir, lake_path, repl_dir, imports, memory_limit_mb, allow_unsafe_commands)
+    config = checker_config(**shared)
+    environment = shared["environment"]
     code = read_source(source, config.max_code_bytes)
     try:
         request = ProofStepsRequest(environment=environment, code=code, theorem=theorem, include_theorems=include_theorems, timeout_s=timeout_s)
     except ValidationError as error:
         raise invalid_request(error.errors()) from None
-    engine = Engine(root) if include_theorems else None
+    engine = Engine(shared["root"]) if include_theorems else None
 
     async def inspect(body: InspectRequest) -> InspectResponse:
         assert engine is not None
