@@ -14,6 +14,7 @@ import pytest
 from test_checker import run
 
 from checker_support import transcripts_dir
+from leanindex.checker import CheckRequest
 from leanindex.checker.goals import parse_goal
 from leanindex.checker.models import ProofCloseRequest, ProofStateRequest, ProofStepRequest, ProofStepsRequest
 from leanindex.errors import ErrorCode, LeanIndexError
@@ -250,3 +251,16 @@ def test_proof_steps_refusals(tmp_path):
         return codes
 
     assert run(tmp_path, scenario) == [ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN_COMMAND]
+
+
+def test_states_of_a_worker_recycled_for_its_resident_size_are_unknown(tmp_path):
+    async def scenario(checker, _):
+        opened = await checker.proof_state(open_at(DEF_F))
+        grown = await checker.check(CheckRequest(environment="TEST", code="-- standin: grow 120"))
+        with pytest.raises(LeanIndexError) as afterwards:
+            await checker.proof_step(step(opened.state_id, "apply Int.natAbs"))
+        return grown, checker.pool("TEST").retired, afterwards.value
+
+    grown, retired, afterwards = run(tmp_path, scenario, recycle_rss_mb=80, memory_limit_mb=400)
+    assert grown.verdict == "accepted" and retired == 1
+    assert afterwards.code is ErrorCode.UNKNOWN_PROOF_STATE and "stopped" in afterwards.message
