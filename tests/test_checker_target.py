@@ -170,3 +170,20 @@ def test_commands_of_a_file_and_their_names():
     assert commands[2].text.startswith("/-- doc") and commands[2].text.endswith("-- a note")
     assert find_target(commands, "Foo.bar") == find_target(commands, "bar") == 2
     assert find_target(commands, "baz") == -1
+
+
+def test_a_timed_out_target_check_kills_its_worker(tmp_path):
+    sleeping = SHOW_P + "\n-- standin: sleep"
+
+    async def scenario(checker, sent):
+        pool = checker.pool("TEST")
+        before = set(pool.process_ids())
+        with pytest.raises(LeanIndexError) as caught:
+            await checker.check_target(target(candidates=[sleeping], timeout_s=1))
+        after = await checker.check_target(target())
+        return caught.value, before, set(pool.process_ids()), after
+
+    error, before, now, after = run(tmp_path, scenario)
+    assert error.code is ErrorCode.TIMEOUT
+    assert before and not before & now  # the REPL that timed out is gone, a new one answers
+    assert after.results[0].verdict.value == "accepted" and not after.reused

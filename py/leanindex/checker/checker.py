@@ -6,7 +6,9 @@
     await checker.close()
 
 `check` is safe to call concurrently from one event loop; the HTTP and MCP adapters call it
-directly. `check_sync` runs start, one check and close on a private loop, for the CLI.
+directly. `check_sync` runs start, one check and close on a private loop, for the CLI. The
+interactive operations (`check_target`, `proof_state`, `proof_step`, `proof_close`,
+`proof_steps`) share the same pools, limits, refusals and timeouts (docs/agent-workflow.md).
 """
 
 from __future__ import annotations
@@ -110,7 +112,10 @@ class Checker:
     `payload_too_large` (code over `max_code_bytes`), `header_mismatch` (imports outside the
     profile, imports of modules that do not exist, or `prelude`), `invalid_request` (timeout over the cap, malformed header), `busy`
     (queue full), `timeout` (the REPL was killed and is being replaced), `backend_error` (REPL
-    crashed, answered garbage, or the profile's header does not elaborate).
+    crashed, answered garbage, or the profile's header does not elaborate). The other
+    operations raise the same, plus what their docstrings add. Open proof states are kept in one
+    table for every profile, with the expiry and bound of the first configuration
+    (`proof_state_ttl_s`, `proof_states_per_worker`).
     """
 
     def __init__(self, configs: CheckerConfig | Sequence[CheckerConfig]):
