@@ -267,8 +267,10 @@ class ProofStateResponse(EnvironmentIdentity):
 
 
 class ProofStepRequest(Frozen):
-    """Run a tactic (or a short tactic block, one tactic per line) on an open state
-    (`lean.proof.step`); the state stays usable whatever the answer."""
+    """Run a tactic on an open state (`lean.proof.step`); the state stays usable whatever the
+    answer. The REPL reads `tactic` as one tactic (its `ProofStep`); combinators such as
+    `constructor <;> simp` or `first | a | b` are one tactic, while `;`-joined sequences and
+    `case` blocks are known REPL limits (repl#43, repl#25)."""
 
     environment: ProfileId
     state_id: StateId

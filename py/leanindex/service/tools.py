@@ -210,7 +210,7 @@ seconds, and are lost when their REPL is recycled (error unknown_proof_state: op
 Commands that could forge a verdict are refused (forbidden_command)."""
 
 PROOF_STEP_DESCRIPTION = """\
-Run one tactic (or a short block, one tactic per line) on an open proof state from
+Run one tactic (combinators such as `constructor <;> simp` count as one) on an open proof state from
 lean.proof.state or an earlier step. Answers a new `state_id` with its goals and `status`:
 `open` (goals remain), `completed` (no goal left and Lean's kernel accepted the proof),
 `incomplete` (no goal left but sorry or metavariables remain), or `error` (Lean refused the
