@@ -264,3 +264,16 @@ def test_states_of_a_worker_recycled_for_its_resident_size_are_unknown(tmp_path)
     grown, retired, afterwards = run(tmp_path, scenario, recycle_rss_mb=80, memory_limit_mb=400)
     assert grown.verdict == "accepted" and retired == 1
     assert afterwards.code is ErrorCode.UNKNOWN_PROOF_STATE and "stopped" in afterwards.message
+
+
+def test_steps_on_one_state_wait_for_its_worker(tmp_path):
+    """Two workers; concurrent steps on one state all go to the worker holding it, one at a time."""
+
+    async def scenario(checker, _):
+        opened = await checker.proof_state(open_at(DEF_F))
+        answers = await asyncio.gather(*(checker.proof_step(step(opened.state_id, "apply Int.natAbs")) for _ in range(4)))
+        return answers, checker.pool("TEST").idle
+
+    answers, idle = run(tmp_path, scenario, workers=2)
+    assert [[g.text for g in a.goals] for a in answers] == [["⊢ Int"]] * 4
+    assert len({a.state_id for a in answers}) == 4 and idle == 2

@@ -439,7 +439,7 @@ class Checker:
         config = pool.config
         chosen = chosen_sorry(response, request.position)
         goals = goals_of([chosen.goal])
-        state = self._states.add(request.session, config.profile, worker, chosen.proof_state, goals)
+        state = self._states.add(request.session, config.profile, worker, chosen.proof_state)
         finished = time.perf_counter()
         return ProofStateResponse(
             **config.identity.model_dump(),
@@ -497,7 +497,7 @@ class Checker:
         goals = goals_of(answer.goals)
         new_id = None
         if status is not StepStatus.ERROR:
-            new_id = self._states.add(request.session, config.profile, worker, answer.proof_state, goals).state_id
+            new_id = self._states.add(request.session, config.profile, worker, answer.proof_state).state_id
         return ProofStepResponse(
             **common, state_id=new_id, status=status, goals=goals, messages=messages, proof_status=answer.proof_status
         )

@@ -16,22 +16,19 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..errors import ErrorCode, LeanIndexError
-from .goals import Goal
 from .worker import Worker
 
 
 @dataclass
 class OpenState:
     """One open state: the session it belongs to, its profile, the worker whose REPL holds
-    it, the REPL's proof state number, its goals, and when it was last used
-    (`time.monotonic()` seconds)."""
+    it, the REPL's proof state number, and when it was last used (`time.monotonic()` seconds)."""
 
     state_id: str
     session: str
     profile: str
     worker: Worker
     repl_state: int
-    goals: list[Goal]
     last_used: float
 
 
@@ -50,7 +47,7 @@ class ProofStates:
         for key in [k for k, s in self._states.items() if now - s.last_used > self.ttl_s or not s.worker.alive]:
             del self._states[key]
 
-    def add(self, session: str, profile: str, worker: Worker, repl_state: int, goals: list[Goal]) -> OpenState:
+    def add(self, session: str, profile: str, worker: Worker, repl_state: int) -> OpenState:
         """Register a new state and return it."""
         now = time.monotonic()
         with self._lock:
@@ -58,7 +55,7 @@ class ProofStates:
             on_worker = [k for k, s in self._states.items() if s.worker is worker]
             for key in on_worker[: max(0, len(on_worker) - self.per_worker + 1)]:
                 del self._states[key]
-            state = OpenState(f"ps_{secrets.token_hex(16)}", session, profile, worker, repl_state, goals, now)
+            state = OpenState(f"ps_{secrets.token_hex(16)}", session, profile, worker, repl_state, now)
             self._states[state.state_id] = state
             return state
 
