@@ -187,3 +187,21 @@ def test_a_timed_out_target_check_kills_its_worker(tmp_path):
     assert error.code is ErrorCode.TIMEOUT
     assert before and not before & now  # the REPL that timed out is gone, a new one answers
     assert after.results[0].verdict.value == "accepted" and not after.reused
+
+
+def test_a_forbidden_command_before_the_target_rejects_every_candidate(tmp_path):
+    code = f"import Lean\n\n#eval 1 + 1\n\n{SHOW_P}\n"  # `#eval 1 + 1`: scripted info tree
+
+    async def scenario(checker, sent):
+        pool = checker.pool("TEST")
+        before = set(pool.process_ids())
+        response = await checker.check_target(target(code=code))
+        await asyncio.sleep(0)
+        return response, before, set(pool.process_ids())
+
+    response, before, after = run(tmp_path, scenario)
+    unit = response.results[0]
+    assert unit.verdict.value == "rejected" and unit.reasons[0].code.value == "forbidden_command"
+    assert unit.reasons[0].command == "#eval" and unit.reasons[0].start.line == 3  # its line in the file
+    assert response.prefix_diagnostics[0].start.line == 3  # Lean's answer to it, at its file line
+    assert not before & after  # the worker that ran it is retired

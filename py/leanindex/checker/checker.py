@@ -312,10 +312,12 @@ class Checker:
         acquired = time.perf_counter()
         raw_target = await pool.run(worker, worker.check_target, key, prefix, [c.rstrip() for c in request.candidates], timeout_s)
         prepared = raw_target.prepared
+        inherited = len(prepared.forbidden) if protect else 0
         results = [
             unit_verdict(
                 decide_raw(raw, protect, prepared.forbidden, prepared.has_infotree), raw,
                 lines=target.line - 1, start_line=target.line, name=target.name, candidate=number, extended=False,
+                inherited=inherited, inherited_lines=first - 1,
             )
             for number, raw in enumerate(raw_target.checks)
         ]

@@ -37,11 +37,26 @@ def moved_diagnostics(diagnostics: list[Diagnostic], lines: int) -> list[Diagnos
 
 
 def unit_verdict(
-    decision: Decision, raw: RawCheck, *, lines: int, start_line: int, name: str | None, candidate: int | None, extended: bool
+    decision: Decision,
+    raw: RawCheck,
+    *,
+    lines: int,
+    start_line: int,
+    name: str | None,
+    candidate: int | None,
+    extended: bool,
+    inherited: int = 0,
+    inherited_lines: int = 0,
 ) -> UnitVerdict:
     """One `UnitVerdict`: `decision` on `raw`, positions moved down by `lines` (the line before
-    the command's first line in the file)."""
-    reasons: list[Reason] = [r.model_copy(update={"start": _moved(r.start, lines)}) for r in decision.reasons]
+    the command's first line in the file). The first `inherited` reasons are the forbidden
+    commands of the environment it ran in (`decide_raw` lists them first, as the verdict table's
+    first rule reports forbidden commands in the order given); they are moved by
+    `inherited_lines` instead, the line before that environment's text in the file."""
+    reasons: list[Reason] = [
+        r.model_copy(update={"start": _moved(r.start, inherited_lines if index < inherited else lines)})
+        for index, r in enumerate(decision.reasons)
+    ]
     sorries: list[SorryGoal] = [
         s.model_copy(update={"start": _moved(s.start, lines), "end": _moved(s.end, lines)}) for s in decision.sorries
     ]
