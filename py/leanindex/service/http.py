@@ -130,28 +130,42 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     app.state.metrics = metrics
     app.state.mcp_server = mcp_server
     app.state.tools = tools
+    _declaration_routes(app, engine, tools, gate, metrics)
+    _check_route(app, engine, tools)
+    _operation_routes(app, engine, gate, metrics)
+    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
+    install_error_handlers(app)
+    install_middleware(app, config, metrics)
+    app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
+    return app
 
-    def label(request: Request, environment: str) -> str:
-        """Record the request's environment for logs and metrics, if it names a served profile
-        (anything else is `-`, so label values stay bounded)."""
-        served = engine.served_profile(environment)
-        if served is None:
-            return "-"
-        request.scope["state"][ENVIRONMENT_KEY] = served
-        return served
 
-    async def answer(request: Request, environment: str, pending: Awaitable[T]) -> T:
-        """Await an engine answer for `environment`, keeping the verification gauge current."""
-        name = label(request, environment)
-        try:
-            response = await pending
-        except LeanIndexError as error:
-            if error.code in _VERIFICATION_CODES and name != "-":
-                metrics.set_verified(name, False)
-            raise
-        if name != "-":
-            metrics.set_verified(name, True)
-        return response
+def _label(engine: Engine, request: Request, environment: str) -> str:
+    """Record the request's environment for logs and metrics, if it names a served profile
+    (anything else is `-`, so label values stay bounded)."""
+    served = engine.served_profile(environment)
+    if served is None:
+        return "-"
+    request.scope["state"][ENVIRONMENT_KEY] = served
+    return served
+
+
+async def _answer(engine: Engine, metrics: ServiceMetrics, request: Request, environment: str, pending: Awaitable[T]) -> T:
+    """Await an engine answer for `environment`, keeping the verification gauge current."""
+    name = _label(engine, request, environment)
+    try:
+        response = await pending
+    except LeanIndexError as error:
+        if error.code in _VERIFICATION_CODES and name != "-":
+            metrics.set_verified(name, False)
+        raise
+    if name != "-":
+        metrics.set_verified(name, True)
+    return response
+
+
+def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate: CallGate, metrics: ServiceMetrics) -> None:
+    """`GET /v1/environments`, `POST /v1/declarations/search`, `GET /v1/declarations/{name}`."""
 
     @app.get(
         "/v1/environments",
@@ -177,7 +191,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     async def search(request: Request, body: SearchRequest) -> SearchResponse:
         """Bounded search in Name.lt order (`lean.declaration.search`); see `SearchResponse` for
         the completeness signal and `next_cursor` paging."""
-        return await answer(request, body.environment, tools[SEARCH].call(body))
+        return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
 
     @app.get(
         "/v1/declarations/{name:leanname}",
@@ -194,7 +208,11 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """Everything the catalog holds about one declaration (`lean.declaration.inspect`);
         404 `not_found` with close names in `details.suggestions` when it is not there."""
         body = InspectRequest(environment=environment, declaration_name=name)
-        return await answer(request, body.environment, tools[INSPECT].call(body))
+        return await _answer(engine, metrics, request, body.environment, tools[INSPECT].call(body))
+
+
+def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> None:
+    """`POST /v1/check`, then the routes of the checker's other tools (`CHECKER_ROUTED`)."""
 
     @app.post(
         "/v1/check",
@@ -212,7 +230,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         failures are errors (`timeout`, `busy`, `backend_error`), never verdicts. A client that
         disconnects gives up its queued check. 404 `check_disabled` unless the server was
         started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
-        label(request, body.environment)
+        _label(engine, request, body.environment)
         return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
 
     def checker_route(spec: ToolSpec) -> None:
@@ -222,7 +240,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         method, path = spec.http_route.split(" ", 1)
 
         async def endpoint(request: Request, body: BaseModel) -> BaseModel:
-            label(request, body.environment)  # type: ignore[attr-defined]
+            _label(engine, request, body.environment)  # type: ignore[attr-defined]
             return await unless_disconnected(spec.call(body), request.is_disconnected)
 
         endpoint.__annotations__ = {"request": Request, "body": spec.request_model, "return": spec.response_model}
@@ -240,6 +258,10 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
 
     for name in CHECKER_ROUTED:
         checker_route(tools[name])
+
+
+def _operation_routes(app: FastAPI, engine: Engine, gate: CallGate, metrics: ServiceMetrics) -> None:
+    """`GET /healthz`, `GET /readyz`, `GET /metrics`."""
 
     @app.get("/healthz", response_model=Health, operation_id="health", tags=["operations"])
     async def healthz() -> Health:
@@ -271,9 +293,3 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """Prometheus exposition: request counts and latency histograms per route and
         environment, engine calls in flight, catalog verification state per environment."""
         return Response(metrics.render(), media_type=metrics.content_type)
-
-    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
-    install_error_handlers(app)
-    install_middleware(app, config, metrics)
-    app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
-    return app
