@@ -337,6 +337,11 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             {},
         )
 
+    def checker_tool(call_of: Callable[[Checker], Callable[[Any], Awaitable[BaseModel]]], **spec: Any) -> ToolSpec:
+        """A tool answered by the checker (`call_of(checker)`); without one it is not enabled
+        and answers `check_disabled`."""
+        return ToolSpec(call=call_of(checker) if checker is not None else check_disabled, enabled=checker is not None, **spec)
+
     return [
         ToolSpec(
             name=SEARCH,
@@ -358,87 +363,80 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             call=inspect,
             render=render_inspect,
         ),
-        ToolSpec(
+        checker_tool(
+            lambda c: c.check,
             name=CHECK,
             title="Check a Lean file",
             description=CHECK_DESCRIPTION,
             http_route="POST /v1/check",
             request_model=CheckRequest,
             response_model=CheckResponse,
-            call=checker.check if checker is not None else check_disabled,
             render=render_check,
-            enabled=checker is not None,
         ),
-        ToolSpec(
+        checker_tool(
+            lambda c: c.check_target,
             name=TARGET,
             title="Check replacements for one Lean declaration",
             description=TARGET_DESCRIPTION,
             http_route="POST /v1/check/target",
             request_model=TargetCheckRequest,
             response_model=TargetCheckResponse,
-            call=checker.check_target if checker is not None else check_disabled,
             render=render_target,
-            enabled=checker is not None,
         ),
-        ToolSpec(
+        checker_tool(
+            lambda c: c.proof_state,
             name=PROOF_STATE,
             title="Open a Lean proof state",
             description=PROOF_STATE_DESCRIPTION,
             http_route="POST /v1/proof/state",
             request_model=ProofStateRequest,
             response_model=ProofStateResponse,
-            call=checker.proof_state if checker is not None else check_disabled,
             render=render_proof_state,
             read_only=False,
             idempotent=False,
-            enabled=checker is not None,
         ),
-        ToolSpec(
+        checker_tool(
+            lambda c: c.proof_step,
             name=PROOF_STEP,
             title="Run a tactic on a Lean proof state",
             description=PROOF_STEP_DESCRIPTION,
             http_route="POST /v1/proof/step",
             request_model=ProofStepRequest,
             response_model=ProofStepResponse,
-            call=checker.proof_step if checker is not None else check_disabled,
             render=render_proof_step,
             read_only=False,
             idempotent=False,
-            enabled=checker is not None,
         ),
-        ToolSpec(
+        checker_tool(
+            lambda c: c.proof_close,
             name=PROOF_CLOSE,
             title="Close a Lean proof state",
             description=PROOF_CLOSE_DESCRIPTION,
             http_route="POST /v1/proof/close",
             request_model=ProofCloseRequest,
             response_model=ProofCloseResponse,
-            call=checker.proof_close if checker is not None else check_disabled,
             render=render_proof_close,
             read_only=False,
             idempotent=False,
-            enabled=checker is not None,
         ),
-        ToolSpec(
+        checker_tool(
+            lambda c: lambda r: c.proof_steps(r, tree=False, inspect=inspect),
             name=PROOF_STEPS,
             title="Goals before and after every tactic of a Lean proof",
             description=PROOF_STEPS_DESCRIPTION,
             http_route="POST /v1/proof/steps",
             request_model=ProofStepsRequest,
             response_model=ProofStepsResponse,
-            call=(lambda r: checker.proof_steps(r, tree=False, inspect=inspect)) if checker is not None else check_disabled,
             render=render_proof_steps,
-            enabled=checker is not None,
         ),
-        ToolSpec(
+        checker_tool(
+            lambda c: lambda r: c.proof_steps(r, tree=True, inspect=inspect),
             name=PROOF_TREE,
             title="A Lean proof as a tree of goals",
             description=PROOF_TREE_DESCRIPTION,
             http_route="POST /v1/proof/tree",
             request_model=ProofStepsRequest,
             response_model=ProofStepsResponse,
-            call=(lambda r: checker.proof_steps(r, tree=True, inspect=inspect)) if checker is not None else check_disabled,
             render=render_proof_steps,
-            enabled=checker is not None,
         ),
     ]
