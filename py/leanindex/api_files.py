@@ -118,9 +118,11 @@ def manifest_schema() -> str:
         "manifest.schema.json",
         MANIFEST_SCHEMA,
         MANIFEST_SCHEMA.rsplit("/", 1)[1],
-        "manifests/<profile>.json: binds catalog/<profile>/ to the environment it was built from; "
-        "environment_digest is the sha256 of the canonical JSON of every field but catalog and "
-        "environment_digest.",
+        "catalog/<profile>/manifest.json (served; pinned copy at manifests/<profile>.json): binds "
+        "catalog/<profile>/ to the environment it was built from; "
+        "environment_digest is the sha256 of the canonical JSON of every field but catalog, "
+        "environment_digest and manifest_digest (the environment's identity); manifest_digest is "
+        "the sha256 of the canonical JSON of every field but itself.",
         **{"$ref": refs[0]["$ref"], "$defs": definitions},
     )
 
