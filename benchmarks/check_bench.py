@@ -42,8 +42,8 @@ def quantiles(samples_ms: list[float]) -> dict[str, float]:
     }
 
 
-def direct_baseline(tmp: Path, n: int) -> dict[str, object]:
-    """lean-interact's own `LeanServer` on the same stand-in: one call per sample."""
+def direct_server(tmp: Path) -> LeanServer:
+    """lean-interact's own `LeanServer` on the instant stand-in, configured as the checker's."""
     project, repl, _ = make_layout(tmp, instant=True)
     config = LeanREPLConfig(
         project=LocalProject(directory=str(project), lake_path=str(STANDIN / "lake"), auto_build=False),
@@ -53,7 +53,12 @@ def direct_baseline(tmp: Path, n: int) -> dict[str, object]:
         enable_incremental_optimization=False,
         enable_parallel_elaboration=False,
     )
-    server = LeanServer(config)
+    return LeanServer(config)
+
+
+def direct_baseline(tmp: Path, n: int) -> dict[str, object]:
+    """lean-interact's own `LeanServer` on the same stand-in: one call per sample."""
+    server = direct_server(tmp)
     try:
         header = server.run(Command(cmd="import Lean"), timeout=10).env
         samples = []

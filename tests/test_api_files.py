@@ -22,7 +22,7 @@ from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
 from leanindex.engine import Engine
 from leanindex.errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
-from leanindex.checker.models import CheckRequest, CheckResponse
+from leanindex.checker.models import CheckRequest, CheckResponse, TargetCheckRequest, TargetCheckResponse
 from leanindex.service.mcp import compact_schema
 from leanindex.models import EnvironmentsRequest, InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
@@ -206,21 +206,28 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     assert document["server"] == "leanindex"
     assert set(tools) == {
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
-        "lean.environments", "lean_environments", "lean.check", "lean_check",
+        "lean.environments", "lean_environments",
+        "lean.check", "lean_check", "lean.check.target", "lean_check_target", "lean.proof.state", "lean_proof_state",
+        "lean.proof.step", "lean_proof_step", "lean.proof.close", "lean_proof_close", "lean.proof.steps",
+        "lean_proof_steps", "lean.proof.tree", "lean_proof_tree",
     }
     for name, request, response in [
         ("lean_declaration_search", SearchRequest, SearchResponse),
         ("lean.declaration.inspect", InspectRequest, InspectResponse),
         ("lean.environments", EnvironmentsRequest, None),
         ("lean.check", CheckRequest, CheckResponse),
+        ("lean_check_target", TargetCheckRequest, TargetCheckResponse),
     ]:
         assert tools[name]["inputSchema"] == compact_schema(request.model_json_schema())
-        if response is None or name != "lean.check":
+        if name.replace("_", ".") in QUERY_TOOLS:
             assert "outputSchema" not in tools[name]  # the query tools leave it out (size)
         else:
             assert tools[name]["outputSchema"] == response.model_json_schema(mode="serialization")
         assert tools[name]["annotations"]["readOnlyHint"] is True
         assert tools[name]["annotations"]["idempotentHint"] is True
+    # Opening, stepping and closing proof states change what the server holds.
+    for name in ("lean.proof.state", "lean_proof_step", "lean.proof.close"):
+        assert tools[name]["annotations"]["readOnlyHint"] is False
 
 
 QUERY_TOOLS = ["lean.declaration.search", "lean.declaration.inspect", "lean.environments"]
@@ -258,6 +265,11 @@ class _Checker:
 
     async def check(self, request: CheckRequest) -> CheckResponse:
         raise AssertionError("not called")
+
+    async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
+        raise AssertionError("not called")
+
+    proof_state = proof_step = proof_close = proof_steps = check_target
 
 
 def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None:

@@ -92,11 +92,13 @@ def _tools() -> list[Any]:
 
 def models_schema() -> str:
     """`api/models.schema.json`: each tool's request model (as accepted) and response model (as
-    sent), then the environment list and the error object, every one under `$defs` by its class
-    name."""
+    sent), each once, then the environment list and the error object, every one under `$defs`
+    by its class name."""
     tools = _tools()
-    responses = [t.response_model for t in tools] + [EnvironmentsResponse, ErrorResponse]
-    refs, definitions = _schema_of([(t.request_model, "validation") for t in tools] + [(m, "serialization") for m in responses])
+    # Tools may share a model (lean.proof.steps and lean.proof.tree): each is listed once.
+    requests = list(dict.fromkeys(t.request_model for t in tools))
+    responses = list(dict.fromkeys([*(t.response_model for t in tools), EnvironmentsResponse, ErrorResponse]))
+    refs, definitions = _schema_of([(m, "validation") for m in requests] + [(m, "serialization") for m in responses])
     return _schema_document(
         "models.schema.json",
         "leanindex request, response and error models",

@@ -14,12 +14,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from .checker.models import (
+    ProofCloseRequest,
+    ProofCloseResponse,
+    ProofStateRequest,
+    ProofStateResponse,
+    ProofStepRequest,
+    ProofStepResponse,
+    ProofStepsRequest,
+    ProofStepsResponse,
+    TargetCheckRequest,
+    TargetCheckResponse,
+)
 from .engine import Engine
 from .errors import ErrorCode, LeanIndexError
 from .models import (
@@ -34,11 +46,14 @@ from .models import (
 )
 from .validation import invalid_request
 
+T = TypeVar("T", bound=BaseModel)
+
 
 class _Backend(Protocol):
     def search(self, request: SearchRequest) -> SearchResponse: ...
     def inspect(self, request: InspectRequest) -> InspectResponse: ...
     def environments(self) -> EnvironmentsResponse: ...
+    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T: ...
     def close(self) -> None: ...
 
 
@@ -75,6 +90,10 @@ class _HttpBackend:
     def environments(self) -> EnvironmentsResponse:
         return self._call("GET", "/v1/environments", EnvironmentsResponse)
 
+    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
+        body = request.model_dump_json(exclude_none=True)
+        return self._call("POST", route, model, content=body, headers={"Content-Type": "application/json"})
+
     def close(self) -> None:
         self.http.close()
 
@@ -93,6 +112,15 @@ def _error_from(response: httpx.Response) -> LeanIndexError:
         )
 
 
+def _no_local_checker() -> LeanIndexError:
+    return LeanIndexError(
+        ErrorCode.CHECK_DISABLED,
+        "a local client has no checker; check through a server started with --check (Client(base_url)) "
+        "or with leanindex.checker.Checker",
+        {},
+    )
+
+
 class _LocalBackend:
     """Calls the engine in this process."""
 
@@ -107,6 +135,9 @@ class _LocalBackend:
 
     def environments(self) -> EnvironmentsResponse:
         return self.engine.environments()
+
+    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
+        raise _no_local_checker()
 
     def close(self) -> None:
         self.engine.close()
@@ -189,6 +220,70 @@ class Client:
         Raises `LeanIndexError`: `not_found` (with `details["suggestions"]`), and as `search`.
         """
         return self._backend.inspect(_validated(InspectRequest, environment=environment, declaration_name=declaration_name))
+
+    def check_target(
+        self,
+        environment: str,
+        code: str,
+        target: str | None = None,
+        candidates: Sequence[str] = (),
+        *,
+        mode: str = "target",
+        timeout_s: float | None = None,
+    ) -> TargetCheckResponse:
+        """Lean's verdicts on `candidates` (whole declarations) replacing declaration `target` of
+        the file `code`, against the environment before it, prepared once per server worker
+        (`lean.check.target`); `mode="sequential"` (no target, no candidates) checks every
+        command of `code` in order. Over HTTP only.
+
+        Raises `LeanIndexError`: `invalid_request` (checked here before anything is sent),
+        `not_found` (no declaration named `target`), `header_mismatch`, `payload_too_large`,
+        `check_disabled` (a local client, or a server without a checker), `timeout`, `busy`,
+        `backend_error`, `unknown_environment`, `unauthorized`.
+        """
+        request = _validated(
+            TargetCheckRequest, environment=environment, code=code, target=target, candidates=list(candidates), mode=mode, timeout_s=timeout_s
+        )
+        return self._backend.checker_call("/v1/check/target", request, TargetCheckResponse)
+
+    def proof_state(
+        self, environment: str, code: str, position: dict[str, int] | None = None, *, session: str = "default", timeout_s: float | None = None
+    ) -> ProofStateResponse:
+        """Open a proof at a `sorry` of `code` (`lean.proof.state`; `position` = {"line",
+        "column"} of the `sorry` when there are several). Over HTTP only.
+
+        Raises `LeanIndexError`: `invalid_request`, `forbidden_command`, and as `check_target`.
+        """
+        request = _validated(ProofStateRequest, environment=environment, code=code, position=position, session=session, timeout_s=timeout_s)
+        return self._backend.checker_call("/v1/proof/state", request, ProofStateResponse)
+
+    def proof_step(
+        self, environment: str, state_id: str, tactic: str, *, session: str = "default", timeout_s: float | None = None
+    ) -> ProofStepResponse:
+        """Run `tactic` on an open state (`lean.proof.step`); Lean refusing it is `status
+        "error"`. Raises `LeanIndexError`: `unknown_proof_state`, `forbidden_command`, and as
+        `check_target`."""
+        request = _validated(ProofStepRequest, environment=environment, state_id=state_id, tactic=tactic, session=session, timeout_s=timeout_s)
+        return self._backend.checker_call("/v1/proof/step", request, ProofStepResponse)
+
+    def proof_close(self, environment: str, state_id: str, *, session: str = "default") -> ProofCloseResponse:
+        """Release an open state (`lean.proof.close`). Raises `unknown_proof_state`."""
+        request = _validated(ProofCloseRequest, environment=environment, state_id=state_id, session=session)
+        return self._backend.checker_call("/v1/proof/close", request, ProofCloseResponse)
+
+    def proof_steps(
+        self, environment: str, code: str, theorem: str | None = None, *, include_theorems: bool = False, tree: bool = False,
+        timeout_s: float | None = None,
+    ) -> ProofStepsResponse:
+        """Every tactic of `theorem`'s proof in `code` with its goals before and after
+        (`lean.proof.steps`), or with `tree=True` the proof as goal boxes (`lean.proof.tree`);
+        `include_theorems` adds the used constants' signatures from the server's catalog. Over
+        HTTP only. Raises `LeanIndexError`: `not_found` (no such declaration),
+        `forbidden_command`, and as `check_target`."""
+        request = _validated(
+            ProofStepsRequest, environment=environment, code=code, theorem=theorem, include_theorems=include_theorems, timeout_s=timeout_s
+        )
+        return self._backend.checker_call("/v1/proof/tree" if tree else "/v1/proof/steps", request, ProofStepsResponse)
 
     def close(self) -> None:
         """Close the HTTP connection pool (or the local engine's catalogs)."""

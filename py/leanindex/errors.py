@@ -34,6 +34,8 @@ class ErrorCode(StrEnum):
     STORAGE_FULL = "storage_full"
     IO_ERROR = "io_error"
     INTERNAL_ERROR = "internal_error"
+    UNKNOWN_PROOF_STATE = "unknown_proof_state"
+    FORBIDDEN_COMMAND = "forbidden_command"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -55,6 +57,8 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.STORAGE_FULL: 507,
     ErrorCode.IO_ERROR: 500,
     ErrorCode.INTERNAL_ERROR: 500,
+    ErrorCode.UNKNOWN_PROOF_STATE: 404,
+    ErrorCode.FORBIDDEN_COMMAND: 400,
 }
 
 class Outcome(StrEnum):
@@ -106,6 +110,8 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.STORAGE_FULL: 16,
     ErrorCode.IO_ERROR: 17,
     ErrorCode.INTERNAL_ERROR: 18,
+    ErrorCode.UNKNOWN_PROOF_STATE: 5,
+    ErrorCode.FORBIDDEN_COMMAND: 3,
 }
 
 

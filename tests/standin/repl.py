@@ -8,16 +8,19 @@ line, a response is a JSON object followed by a blank line. Answers come from, i
    matched on `cmd` and on the `infotree` option when the recording set one, gets its recorded
    response; environment ids are renumbered consistently, and a request in an environment that
    came from a recording first looks for the recorded follow-up of that environment);
+   A tactic on a proof state gets the recorded answer to the same tactic on the recorded state
+   it stands for (proof states renumbered like environments);
 2. scripted responses (`scripted.py`, clearly separate, never recorded Lean output) for what the
    recordings lack: info trees on some commands (a scripted command with an info tree is preferred
    over a recording without one when the request asks for the info tree), forbidden commands,
-   `#print axioms` answers;
+   `#print axioms` answers, and info trees added to recordings made without them;
 3. fault behaviours triggered by a comment line in the command: `-- standin: sleep`,
    `-- standin: exit-mid-response`, `-- standin: garbage`, `-- standin: grow <MiB>`.
 
 Options: `--transcripts DIR`, `--control FILE` (JSON read on every request:
 `{"header_fails": bool, "delay_ms": int}`), `--instant` (no transcripts needed: answer every
-command with an empty, successful response, for benchmarks).
+command with an empty, successful response, a command with `sorry` with one proof state, and
+every tactic on a known state with a new open state, for benchmarks).
 """
 
 from __future__ import annotations
@@ -71,6 +74,8 @@ class StandIn:
         self.control = control
         self.instant = instant
         self.envs: dict[int, tuple[str, int] | None] = {}
+        #: Proof state id -> the (transcript, recorded proof state id) pairs it may stand for.
+        self.states: dict[int, list[tuple[str, int]]] = {}
 
     def settings(self) -> dict:
         if self.control is None or not self.control.exists():
@@ -86,25 +91,90 @@ class StandIn:
         settings = self.settings()
         if settings.get("delay_ms"):
             time.sleep(settings["delay_ms"] / 1000)
+        if "tactic" in request and "proofState" in request:
+            if self.instant:
+                if request["proofState"] not in self.states:
+                    return {"message": "Unknown proof state."}
+                return {"proofState": self.new_state([]), "goals": ["⊢ True"], "proofStatus": "Incomplete: open goals remain"}
+            return self.step(request["tactic"], request["proofState"])
         if "cmd" not in request:
-            return {"message": "standin: only commands are supported"}
+            return {"message": "standin: only commands and tactics are supported"}
+        answer = self.command(request, settings)
+        if answer is not None and request.get("allTactics") and request["cmd"] in scripted.ALL_TACTICS:
+            answer = {**answer, "tactics": scripted.ALL_TACTICS[request["cmd"]]}
+        return self.with_states(request["cmd"], answer)
+
+    def command(self, request: dict, settings: dict) -> dict | None:
         cmd, env = request["cmd"], request.get("env")
         if env is not None and env not in self.envs:
             return {"message": "Unknown environment."}  # recorded shape: unknown_environment
         if self.instant:
-            return {"env": self.new_env(None), "infotree": [scripted.eoi(cmd)], "messages": scripted.nonce_echo(cmd)}
+            answer = {"env": self.new_env(None), "infotree": [scripted.eoi(cmd)], "messages": scripted.nonce_echo(cmd)}
+            if "sorry" in cmd:
+                end = scripted.eoi(cmd)["node"]["stx"]["range"]["finish"]
+                answer["sorries"] = [{"proofState": self.new_state([]), "goal": "⊢ True", "pos": end, "endPos": end}]
+            return answer
         fault = scripted.fault_of(cmd)
         if fault is not None:
             return self.fault(fault, cmd)
         if cmd.startswith("import ") and settings.get("header_fails"):
             return {**scripted.failed_import(cmd), "env": self.new_env(None)}
         recorded = self.recorded(cmd, env, request.get("infotree"))
+        if recorded is not None and "infotree" not in recorded and request.get("infotree") and cmd in scripted.INFOTREES:
+            return {**recorded, "infotree": scripted.INFOTREES[cmd]}
         if recorded is not None and not ("infotree" not in recorded and request.get("infotree") and cmd in scripted.COMMANDS):
             return recorded
         answer = scripted.respond(cmd)
         if answer is None:
             return {"message": f"standin: no recorded or scripted response for {cmd[:80]!r}"}
         return {**answer, "env": self.new_env(None)}
+
+    def new_state(self, lineage: list[tuple[str, int]]) -> int:
+        state = len(self.states)
+        self.states[state] = lineage
+        return state
+
+    def with_states(self, cmd: str, answer: dict | None) -> dict | None:
+        """`answer` with the proof states of its sorries renumbered; each stands for the recorded
+        states of the same number after the same command in any transcript."""
+        if not answer or not answer.get("sorries"):
+            return answer
+        sorries = []
+        for entry in answer["sorries"]:
+            if "proofState" in entry:
+                recorded = entry["proofState"]
+                lineage = [
+                    (name, recorded)
+                    for name, pairs in self.transcripts
+                    for req, resp in pairs
+                    if req.get("cmd") == cmd and any(s.get("proofState") == recorded for s in resp.get("sorries", []))
+                ]
+                entry = {**entry, "proofState": self.new_state(lineage)}
+            sorries.append(entry)
+        return {**answer, "sorries": sorries}
+
+    def step(self, tactic: str, state: int) -> dict | None:
+        """A recorded answer to `tactic` on `state`, its states renumbered; the recorded refusal
+        for a state this process never gave out."""
+        fault = scripted.fault_of(tactic)
+        if fault is not None:
+            return self.fault(fault, tactic)
+        if state not in self.states:
+            return {"message": "Unknown proof state."}  # recorded shape: unknown_proof_state
+        for name, recorded in self.states[state]:
+            for request, response in dict(self.transcripts).get(name, []):
+                if request.get("tactic") != tactic or request.get("proofState") != recorded:
+                    continue
+                if "proofState" not in response:
+                    return response
+                answer = {**response, "proofState": self.new_state([(name, response["proofState"])])}
+                if "sorries" in response:
+                    answer["sorries"] = [
+                        {**s, "proofState": self.new_state([(name, s["proofState"])])} if "proofState" in s else s
+                        for s in response["sorries"]
+                    ]
+                return answer
+        return {"message": f"standin: no recorded response for tactic {tactic[:80]!r}"}
 
     def recorded(self, cmd: str, env: int | None, infotree: str | None) -> dict | None:
         lineage = self.envs.get(env) if env is not None else None

@@ -188,9 +188,96 @@ _script(_NAMED, [declaration(_NAMED, "instance", "instBig", (1, 0), (1, len(_NAM
 _SHOW_P = "theorem show_p (p: Prop) (h : p) : p := by exact h"
 _script(" " * len("import Lean.Elab") + "\n" + _SHOW_P, [declaration(_SHOW_P, "theorem", "show_p", (2, 0), (2, len(_SHOW_P)))])
 
+# Target checks (tests/test_checker_target.py): the commands before a target and candidate
+# replacements of the recorded `show_p` theorem. Scripted, not recorded: the info trees follow the
+# recorded `infotree_theorem` shapes; the error text follows Lean's "type mismatch" message.
+_script("def f : Nat := 1", [declaration("def f : Nat := 1", "definition", "f", (1, 0), (1, 16))])
+_SHOW_P_SORRY = "theorem show_p (p: Prop) (h : p) : p := sorry"
+COMMANDS[_SHOW_P_SORRY] = {
+    **_with_eoi(_SHOW_P_SORRY, [declaration(_SHOW_P_SORRY, "theorem", "show_p", (1, 0), (1, 45))]),
+    "messages": [_info(1, 8, 14, "declaration uses `sorry`", "warning")],
+    "sorries": [{"pos": _pos(1, 40), "endPos": _pos(1, 45), "goal": "p : Prop\nh : p\n⊢ p", "proofState": 0}],
+}
+_SHOW_P_WRONG = "theorem show_p (p: Prop) (h : p) : p := by exact p"
+_script(
+    _SHOW_P_WRONG,
+    [declaration(_SHOW_P_WRONG, "theorem", "show_p", (1, 0), (1, 50))],
+    [_info(1, 49, 50, "type mismatch\n  p\nhas type\n  Prop : Type\nbut is expected to have type\n  p : Prop", "error")],
+)
+
+#: Info trees added to recorded answers that have none (the recordings ran without the `infotree`
+#: option): command -> trees. Scripted, not recorded; the shapes follow `infotree_theorem`.
+INFOTREES: dict[str, list[dict]] = {}
+for _text, _kind, _name in [
+    ("def f : Nat := by sorry", "definition", "f"),  # recorded: proof_step, tactic_mode_sorry, ...
+    ("theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q → r) : p ∧ r := by sorry", "theorem", "complex_and"),
+    ("theorem my_theorem (x : Nat) : x = x := by sorry", "theorem", "my_theorem"),  # recorded: invalid_tactic
+]:
+    INFOTREES[_text] = [declaration(_text, _kind, _name, (1, 0), (1, len(_text))), eoi(_text)]
+
+def tactic(pp: str, kind: str, start, finish, before: list[str], after: list[str], children=()) -> dict:
+    """A `TacticInfo` node as the REPL writes it (REPL/Lean/InfoTree/ToJson.lean; shape of the
+    recorded `infotree` transcript)."""
+    return {
+        "kind": "TacticInfo",
+        "node": {"stx": _stx(pp, kind, [], start, finish), "name": kind, "goalsBefore": before, "goalsAfter": after},
+        "children": list(children),
+    }
+
+
+#: `allTactics` answers added when a request asks for them: command -> the REPL's `tactics`.
+ALL_TACTICS: dict[str, list[dict]] = {}
+
+# A complete proof of the recorded `proof_branching` theorem. The goal texts are the recorded
+# ones of that transcript; the info tree around them and the used constants are scripted.
+_H = "p q r : Prop\nh1 : p ∧ q\nh2 : q → r\n"
+_G0, _GL, _GR, _GRQ = _H + "⊢ p ∧ r", "case left\n" + _H + "⊢ p", "case right\n" + _H + "⊢ r", "case right\n" + _H + "⊢ q"
+BRANCHING_PROOF = (
+    "theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q → r) : p ∧ r := by\n"
+    "  apply And.intro\n  · exact h1.left\n  · apply h2\n    exact h1.right"
+)
+_branching_tactics = tactic(
+    "by ...", "Lean.Parser.Term.byTactic", (1, 75), (5, 18), [_G0], [],
+    [tactic("...", "Lean.Parser.Tactic.tacticSeq", (2, 2), (5, 18), [_G0], [], [
+        tactic("apply And.intro", "Lean.Parser.Tactic.apply", (2, 2), (2, 17), [_G0], [_GL, _GR]),
+        tactic("· exact h1.left", "Lean.cdot", (3, 2), (3, 17), [_GL, _GR], [_GR],
+               [tactic("exact h1.left", "Lean.Parser.Tactic.exact", (3, 4), (3, 17), [_GL], [])]),
+        tactic("· apply h2\n  exact h1.right", "Lean.cdot", (4, 2), (5, 18), [_GR], [], [
+            tactic("apply h2", "Lean.Parser.Tactic.apply", (4, 4), (4, 12), [_GR], [_GRQ]),
+            tactic("exact h1.right", "Lean.Parser.Tactic.exact", (5, 4), (5, 18), [_GRQ], []),
+        ]),
+    ])],
+)
+_branching = declaration(BRANCHING_PROOF, "theorem", "complex_and", (1, 0), (5, 18))
+_branching["children"].append(_branching_tactics)
+_script(BRANCHING_PROOF, [_branching])
+ALL_TACTICS[BRANCHING_PROOF] = [
+    {"tactic": "apply And.intro", "proofState": 0, "pos": _pos(2, 2), "endPos": _pos(2, 17), "goals": _G0, "usedConstants": ["And.intro"]},
+    {"tactic": "exact h1.left", "proofState": 1, "pos": _pos(3, 4), "endPos": _pos(3, 17), "goals": _GL, "usedConstants": ["And.left"]},
+    {"tactic": "apply h2", "proofState": 2, "pos": _pos(4, 4), "endPos": _pos(4, 12), "goals": _GR, "usedConstants": []},
+    {"tactic": "exact h1.right", "proofState": 3, "pos": _pos(5, 4), "endPos": _pos(5, 18), "goals": _GRQ, "usedConstants": ["And.right"]},
+]
+
+# A `have` sub-proof. Scripted throughout (goals written as Lean's `ppGoal` prints them).
+_HH = "p q : Prop\nhp : p\nhq : q\n"
+HAVE_PROOF = "theorem use_have (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  have h : p := by exact hp\n  exact ⟨h, hq⟩"
+_have = declaration(HAVE_PROOF, "theorem", "use_have", (1, 0), (3, 15))
+_have["children"].append(
+    tactic("by ...", "Lean.Parser.Term.byTactic", (1, 58), (3, 15), [_HH + "⊢ p ∧ q"], [], [
+        tactic("have h : p := by exact hp", "Lean.Parser.Tactic.tacticHave_", (2, 2), (2, 27), [_HH + "⊢ p ∧ q"], [_HH + "h : p\n⊢ p ∧ q"], [
+            tactic("exact hp", "Lean.Parser.Tactic.exact", (2, 19), (2, 27), [_HH + "⊢ p"], []),
+        ]),
+        tactic("exact ⟨h, hq⟩", "Lean.Parser.Tactic.exact", (3, 2), (3, 15), [_HH + "h : p\n⊢ p ∧ q"], []),
+    ])
+)
+_script(HAVE_PROOF, [_have])
+
 #: `#print axioms` answers: name at the declaration site -> (full name, axioms).
 AXIOMS: dict[str, tuple[str, list[str]]] = {
     "show_p": ("show_p", []),
+    "f": ("f", []),
+    "complex_and": ("complex_and", []),
+    "use_have": ("use_have", []),
     "ok": ("ok", []),
     "t2": ("t2", []),
     "h": ("h", []),

@@ -1,7 +1,8 @@
 """The proof checker: Lean's verdict on complete files, from warm REPL pools (lean-interact).
 
 Public API: `Checker`, `CheckerConfig`, and the models `CheckRequest`/`CheckResponse`
-(`leanindex.checker.models`). See docs/checker.md.
+(`leanindex.checker.models`, which also holds the target-check and proof-state models). See
+docs/checker.md and docs/agent-workflow.md.
 """
 
 from .checker import Checker

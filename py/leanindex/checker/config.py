@@ -41,6 +41,10 @@ class CheckerConfig(Frozen):
     - `recycle_after_checks` / `recycle_rss_mb`: retire a worker after that many checks or once its
       resident size (whole process tree) exceeds that many MiB;
     - `cache_entries`: size of the verdict LRU (0 disables it);
+    - `proof_state_ttl_s` / `proof_states_per_worker`: idle seconds before an open proof state
+      expires, and most states open on one worker (the least recently used is closed);
+    - `prepared_entries`: prepared environments (target checks) kept per worker, least recently
+      used dropped first;
     - `allow_unsafe_commands`: do not refuse verdict-forging commands (responses say `protected: false`);
     - `network_isolation`: run REPLs in a new network (and PID) namespace via `unshare` when available.
     """
@@ -63,6 +67,9 @@ class CheckerConfig(Frozen):
     recycle_after_checks: Annotated[int, Field(ge=1)] = 500
     recycle_rss_mb: Annotated[int, Field(ge=16)] | None = 8 * 1024
     cache_entries: Annotated[int, Field(ge=0)] = 1024
+    prepared_entries: Annotated[int, Field(ge=0, le=1024)] = 16
+    proof_state_ttl_s: Annotated[float, Field(gt=0)] = 900.0
+    proof_states_per_worker: Annotated[int, Field(ge=1, le=100_000)] = 256
     allow_unsafe_commands: bool = False
     network_isolation: bool = True
 

@@ -23,6 +23,7 @@ table with the source of each.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lean_interact.interface import InfoTree
@@ -201,3 +202,17 @@ def _option_name(pp: str) -> str | None:
         if word == "set_option":
             return words[i + 1]
     return None
+
+
+def forbidden_words(tactic: str) -> list[str]:
+    """The refused keywords and `debug.*` options written in a tactic for an open proof state.
+
+    A tactic step comes back from the REPL without an info tree, so it is read as words: the
+    environment it runs in was built from a file that passed `find_forbidden`, so it holds no
+    new syntax, macro or notation, and a refused construct can only be written with Lean's own
+    keywords (`run_tac`, `by_elab`, `#eval`, `set_option debug.* in`, ...).
+    """
+    words = re.findall(r"[#\w.!%']+", tactic)
+    found = [w for w in words if w in FORBIDDEN_KEYWORDS or w in FORBIDDEN_TERM_KEYWORDS or w.startswith(FORBIDDEN_OPTION_PREFIXES)]
+    found.extend(f"@[{a}]" for a in attribute_names(tactic) if is_forbidden_attribute(a))
+    return list(dict.fromkeys(found))

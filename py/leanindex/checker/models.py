@@ -10,11 +10,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from ..base import Frozen
 from ..models import EnvironmentIdentity, ProfileId
 from ..records import Position
+from .goals import Goal
 
 #: Hard ceiling of a per-check timeout, in seconds (the default is `CheckerConfig.timeout_s`).
 MAX_TIMEOUT_S = 300.0
@@ -135,3 +136,260 @@ class CheckResponse(EnvironmentIdentity):
     protected: bool
     lean_toolchain: str | None = Field(description="The worker's Lean version, from the project's `lean-toolchain`.")
     code_sha256: str
+
+
+#: Most candidates one target check may carry.
+MAX_CANDIDATES = 16
+
+
+class TargetMode(StrEnum):
+    """`target`: every candidate replaces the target declaration, each against the environment
+    just before it; `sequential`: every command of the file in order, the environment extended
+    by a command only when it is `accepted`."""
+
+    TARGET = "target"
+    SEQUENTIAL = "sequential"
+
+
+class TargetCheckRequest(Frozen):
+    """A Lean file and replacements for one of its declarations (`lean.check.target`).
+
+    `code` is the whole file (imports the profile covers, then commands; top-level commands start
+    at column 0, see `leanindex.checker.commands`). In `target` mode, `target` names one
+    declaration of the file (as written, or with its namespaces) and `candidates` holds 1-16
+    whole declarations, each declaring that same name. In `sequential` mode neither is given.
+    The file and the candidates together are capped by `max_code_bytes` (UTF-8 bytes);
+    `timeout_s` is the budget of the whole request (at most 300 s).
+    """
+
+    environment: ProfileId
+    code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A complete Lean file.")
+    mode: TargetMode = TargetMode.TARGET
+    target: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = Field(
+        default=None, description="The declaration to replace (target mode)."
+    )
+    candidates: Annotated[list[Annotated[str, StringConstraints(min_length=1)]], Field(max_length=MAX_CANDIDATES)] = Field(
+        default_factory=list, description="1-16 whole declarations replacing the target (target mode)."
+    )
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = Field(
+        default=None, description="Wall-clock budget of the whole request in seconds (at most 300)."
+    )
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> TargetCheckRequest:
+        if self.mode is TargetMode.TARGET and (self.target is None or not self.candidates):
+            raise ValueError("target mode needs `target` and 1-16 `candidates`")
+        if self.mode is TargetMode.SEQUENTIAL and (self.target is not None or self.candidates):
+            raise ValueError("sequential mode takes neither `target` nor `candidates`")
+        return self
+
+
+class UnitVerdict(Frozen):
+    """Lean's verdict on one candidate (target mode) or one command of the file (sequential).
+
+    Positions are the file's: a candidate's lines are counted as if it stood in place of the
+    target. `candidate` is the candidate's index (target mode); `name` the declared name as
+    written (None when the command declares none); `extended` whether the environment was
+    extended by it (sequential mode: only after `accepted`). `check_ms` is its REPL time.
+    """
+
+    candidate: int | None
+    name: str | None
+    start: Position
+    verdict: Verdict
+    reasons: list[Reason]
+    diagnostics: list[Diagnostic]
+    sorries: list[SorryGoal]
+    axioms: list[TheoremAxioms]
+    extended: bool
+    check_ms: float
+
+
+class TargetCheckResponse(EnvironmentIdentity):
+    """Verdicts of a target check or a sequential pass.
+
+    `reused` is true when the environment before the target was already prepared on the worker
+    that answered (keyed by environment, protection and `prefix_sha256`), so only the candidates
+    were elaborated. `prefix_diagnostics` are Lean's messages on the commands before the target
+    (file positions); a command there that can forge a verdict is a `forbidden_command` reason
+    of every candidate. `timings.check_ms` is the REPL time of the whole request,
+    `prepare_ms` that of the prefix (0 when reused).
+    """
+
+    mode: TargetMode
+    target: str | None
+    reused: bool
+    prefix_sha256: str | None
+    prefix_diagnostics: list[Diagnostic]
+    prepare_ms: float
+    results: list[UnitVerdict]
+    timings: Timings
+    isolation: Isolation
+    protected: bool
+    lean_toolchain: str | None
+    code_sha256: str
+
+
+#: A caller's session name: states opened under one session are reachable only from it.
+SessionName = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+#: A proof state id as `lean.proof.state` and `lean.proof.step` return it.
+StateId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class ProofStateRequest(Frozen):
+    """Open a proof (`lean.proof.state`): `code` is a Lean file (imports the profile covers, then
+    declarations) with at least one `sorry`; `position` picks the `sorry` (its 1-based line and
+    0-based column in the file, as `sorries` report it) and may be left out when there is only
+    one. `session` names the caller's session (states are reachable only from it; default
+    `default`). Size cap and `timeout_s` as `lean.check`."""
+
+    environment: ProfileId
+    code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A Lean file with a `sorry`.")
+    position: Position | None = Field(default=None, description="Where the chosen `sorry` starts; needed when there are several.")
+    session: SessionName = "default"
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+
+
+class ProofStateResponse(EnvironmentIdentity):
+    """An open proof state: its id (valid in `session` until closed, idle for `ttl_s` seconds, or
+    its worker is recycled), its goals, Lean's messages on the file, and every `sorry` of the
+    file with its goal (the chosen one is `position`)."""
+
+    state_id: str
+    session: str
+    position: Position | None
+    goals: list[Goal]
+    diagnostics: list[Diagnostic]
+    sorries: list[SorryGoal]
+    ttl_s: float
+    protected: bool
+    timings: Timings
+
+
+class ProofStepRequest(Frozen):
+    """Run a tactic on an open state (`lean.proof.step`); the state stays usable whatever the
+    answer. The REPL reads `tactic` as one tactic (its `ProofStep`); combinators such as
+    `constructor <;> simp` or `first | a | b` are one tactic, while `;`-joined sequences and
+    `case` blocks are known REPL limits (repl#43, repl#25)."""
+
+    environment: ProfileId
+    state_id: StateId
+    tactic: Annotated[str, StringConstraints(min_length=1, max_length=16 * 1024)]
+    session: SessionName = "default"
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+
+
+class StepStatus(StrEnum):
+    """`completed`: no goal is left and Lean's kernel accepted the assembled proof; `open`:
+    goals remain; `incomplete`: no goal is left but the proof uses `sorry` or has unassigned
+    metavariables; `error`: Lean refused the tactic (no new state)."""
+
+    COMPLETED = "completed"
+    OPEN = "open"
+    INCOMPLETE = "incomplete"
+    ERROR = "error"
+
+
+class StepMessage(Frozen):
+    """A message Lean reported on a tactic step; the REPL gives tactic-mode messages no
+    position (it writes 0:0), so none is kept."""
+
+    severity: Literal["error", "warning", "info", "trace"]
+    text: str
+
+
+class ProofStepResponse(EnvironmentIdentity):
+    """Lean's answer to one tactic: the new state's id (None when Lean refused the tactic), its
+    goals, Lean's messages, and Lean's own status line (`proof_status`, the REPL's
+    `proofStatus`, or the refusal's text)."""
+
+    state_id: str | None
+    previous_state_id: str
+    status: StepStatus
+    goals: list[Goal]
+    messages: list[StepMessage]
+    proof_status: str
+    timings: Timings
+
+
+class ProofCloseRequest(Frozen):
+    """Release an open state (`lean.proof.close`)."""
+
+    environment: ProfileId
+    state_id: StateId
+    session: SessionName = "default"
+
+
+class ProofCloseResponse(Frozen):
+    """The state that was released and how many states stay open in the session."""
+
+    state_id: str
+    open_states: int
+
+
+class ProofStepsRequest(Frozen):
+    """A complete Lean file and the declaration whose proof to show (`lean.proof.steps`,
+    `lean.proof.tree`). `theorem` is its name as written (or with its namespaces); it may be
+    left out when the file declares one name. `include_theorems`: also give the signature of
+    every constant the proof's tactics use, from the profile's catalog."""
+
+    environment: ProfileId
+    code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A complete Lean file.")
+    theorem: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
+    include_theorems: bool = False
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+
+
+class TacticStep(Frozen):
+    """One tactic as Lean ran it: its source text and range (file positions), and every goal
+    before and after it, each with its full context (as the infoview shows it); a tactic that
+    closes its goal has the other goals, or none, after it."""
+
+    tactic: str
+    start: Position
+    end: Position
+    goals_before: list[Goal]
+    goals_after: list[Goal]
+
+
+class TreeTactic(Frozen):
+    """A tactic in a proof tree: `outcome` `closed` (its goal is gone), `transformed` (one new
+    goal, `new_goal`, which the box's next tactic works on), `split` (several new goals, one
+    `subgoals` box each), or `unchanged`; `new_hypotheses` those its new goal(s) have that its
+    goal had not; `have_boxes` the sub-proofs written inside it (a `have ... := by ...`)."""
+
+    tactic: str
+    start: Position
+    outcome: Literal["closed", "transformed", "split", "unchanged"]
+    new_goal: Goal | None
+    new_hypotheses: list[str]
+    subgoals: list[ProofBox]
+    have_boxes: list[ProofBox]
+
+
+class ProofBox(Frozen):
+    """A goal and the tactics that work on it, in order."""
+
+    goal: Goal
+    tactics: list[TreeTactic]
+
+
+class ProofStepsResponse(EnvironmentIdentity):
+    """The tactics of one declaration's proof (`lean.proof.steps`: `steps`, flat, source order;
+    `lean.proof.tree`: `tree`, nested boxes; the other one is empty), Lean's messages on the
+    file, and, with `include_theorems`, `used_constants` (what the REPL reports the tactics use)
+    with `used_theorems` (`"<kind> <name> : <type>"` from the catalog) and `not_in_catalog`
+    (used constants the catalog does not hold, e.g. declared in the file)."""
+
+    theorem: str
+    initial_hypotheses: list[str]
+    steps: list[TacticStep]
+    tree: ProofBox | None
+    diagnostics: list[Diagnostic]
+    used_constants: list[str] | None
+    used_theorems: list[str] | None
+    not_in_catalog: list[str] | None
+    protected: bool
+    timings: Timings
+
+TreeTactic.model_rebuild()

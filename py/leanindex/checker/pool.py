@@ -36,6 +36,8 @@ class ProfilePool:
         self._repl_config = repl_config
         self._idle: deque[Worker] = deque()
         self._waiters: deque[asyncio.Future[Worker]] = deque()
+        #: Callers waiting for one particular worker (its REPL holds their proof state).
+        self._wanted: dict[Worker, deque[asyncio.Future[Worker]]] = {}
         self._all: set[Worker] = set()
         self._starting = 0
         self._spare: asyncio.Future[Worker] | None = None
@@ -77,7 +79,14 @@ class ProfilePool:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
     def _release(self, worker: Worker) -> None:
-        """Hand a ready worker to the oldest waiter, or park it."""
+        """Hand a ready worker to the oldest caller waiting for it in particular, else to the
+        oldest waiter, or park it."""
+        wanting = self._wanted.get(worker)
+        while wanting:
+            waiter = wanting.popleft()
+            if not waiter.done():
+                waiter.set_result(worker)
+                return
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
@@ -89,24 +98,60 @@ class ProfilePool:
         """Return a worker taken with `acquire` but not used (its check was refused before it ran)."""
         self._release(worker)
 
-    async def acquire(self) -> Worker:
-        """A ready worker; waits in the bounded queue. Raises `busy` when the queue is full,
-        and the last start failure when no worker is running or starting."""
+    async def acquire(self, prefer: str | None = None) -> Worker:
+        """A ready worker, an idle one holding the prepared environment `prefer` when there is
+        one; waits in the bounded queue. Raises `busy` when the queue is full, and the last
+        start failure when no worker is running or starting."""
         if self._closed:
             raise LeanIndexError(ErrorCode.BACKEND_ERROR, "the checker is closed", {})
         if self._idle:
+            holding = next((w for w in self._idle if prefer is not None and w.holds(prefer)), None)
+            if holding is not None:
+                self._idle.remove(holding)
+                return holding
             return self._idle.popleft()
-        pending = sum(1 for w in self._waiters if not w.done())
+        self._room(f"all {self.config.workers} {display_profile(self.config.profile)} workers are busy")
+        if not self._all and not self._starting:
+            self._replace()
+        return await self._wait_in(self._waiters)
+
+    def _pending(self) -> int:
+        waiting = [*self._waiters, *(w for queue in self._wanted.values() for w in queue)]
+        return sum(1 for w in waiting if not w.done())
+
+    async def acquire_this(self, worker: Worker) -> Worker:
+        """`worker` itself once it is free (a proof state lives in its REPL), waiting in the
+        same bounded queue as `acquire`. Raises `LookupError` when the worker is no longer in
+        service (retired, dead, or retired while waited for), `busy` when the queue is full."""
+        if self._closed:
+            raise LeanIndexError(ErrorCode.BACKEND_ERROR, "the checker is closed", {})
+        if worker not in self._all or not worker.alive:
+            raise LookupError("the worker is no longer in service")
+        if worker in self._idle:
+            self._idle.remove(worker)
+            return worker
+        self._room(f"the {display_profile(self.config.profile)} worker holding this proof state is busy")
+        queue = self._wanted.setdefault(worker, deque())
+        try:
+            return await self._wait_in(queue)
+        finally:
+            if not queue and self._wanted.get(worker) is queue:
+                del self._wanted[worker]
+
+    def _room(self, busy: str) -> None:
+        """Raise `busy` (saying `busy` and how many wait) when the bounded queue is full."""
+        pending = self._pending()
         if pending >= self.config.queue_size:
             raise LeanIndexError(
                 ErrorCode.BUSY,
-                f"all {self.config.workers} {display_profile(self.config.profile)} workers are busy and {pending} checks wait",
+                f"{busy} and {pending} requests wait",
                 {"queue_size": self.config.queue_size, "workers": self.config.workers},
             )
-        if not self._all and not self._starting:
-            self._replace()
+
+    async def _wait_in(self, queue: deque[asyncio.Future[Worker]]) -> Worker:
+        """Wait in `queue` until `_release` hands over a worker."""
         waiter: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        queue.append(waiter)
         try:
             return await waiter
         except asyncio.CancelledError:
@@ -115,10 +160,17 @@ class ProfilePool:
                 self._release(waiter.result())
             raise
         finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
+            if waiter in queue:
+                queue.remove(waiter)
+
+    def _fail_wanted(self, worker: Worker) -> None:
+        for waiter in self._wanted.pop(worker, deque()):
+            if not waiter.done():
+                waiter.set_exception(LookupError("the worker was retired"))
 
     def _fail_waiters(self, error: LeanIndexError) -> None:
+        for worker in list(self._wanted):
+            self._fail_wanted(worker)
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
@@ -149,6 +201,7 @@ class ProfilePool:
             return
         worker.close()
         self._all.discard(worker)
+        self._fail_wanted(worker)
         self.retired += 1
         self._replace()
 

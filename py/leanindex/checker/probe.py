@@ -79,7 +79,7 @@ def survey(trees: list[InfoTree]) -> Survey:
     unnamed: list[Declaration] = []
     examples: list[tuple[int, int]] = []
     for tree in trees:
-        for command in _top_commands(tree):
+        for command in top_commands(tree):
             node = command.node
             assert isinstance(node, CommandNode)
             kind, words = node.stx.kind, (node.stx.pp or "").split()
@@ -98,14 +98,14 @@ def survey(trees: list[InfoTree]) -> Survey:
                 if decl_kind == EXAMPLE_KIND:
                     examples.append((start.line, start.column))
                 elif decl_kind in PROBED_KINDS:
-                    name = _declared_name(command)
+                    name = declared_name(command)
                     found = Declaration(name or "", scopes.namespace(), PROBED_KINDS[decl_kind], start.line, start.column)
                     # Without a name the probe cannot print its axioms: it is reported, never skipped.
                     (declarations if name is not None else unnamed).append(found)
     return Survey(declarations, examples, list(scopes.stack), unnamed)
 
 
-def _top_commands(tree: InfoTree) -> list[InfoTree]:
+def top_commands(tree: InfoTree) -> list[InfoTree]:
     """Command nodes in document order, without descending into declarations (a wrapping
     command such as `set_option ... in` is listed, then the commands it expands to)."""
     found: list[InfoTree] = []
@@ -114,11 +114,11 @@ def _top_commands(tree: InfoTree) -> list[InfoTree]:
         if isinstance(tree.node, CommandNode) and tree.node.stx.kind == "Lean.Parser.Command.declaration":
             return found
     for child in tree.children:
-        found.extend(_top_commands(child))
+        found.extend(top_commands(child))
     return found
 
 
-def _declared_name(command: InfoTree) -> str | None:
+def declared_name(command: InfoTree) -> str | None:
     for sub in command.dfs_walk():
         node = sub.node
         if isinstance(node, TermNode) and node.is_binder and node.stx.kind == "Lean.Parser.Command.declId":

@@ -17,12 +17,14 @@ import signal
 import subprocess
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
-from lean_interact import Command, LeanREPLConfig, LeanServer
-from lean_interact.interface import CommandResponse, LeanError
+from lean_interact import Command, LeanREPLConfig, LeanServer, ProofStep
+from lean_interact.interface import CommandResponse, LeanError, ProofStepResponse
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, LeanIndexError
@@ -123,6 +125,29 @@ class RawCheck:
     check_ms: float
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """An environment prepared for target checks: its REPL id, the prefix's response (None for
+    the header environment itself), the prefix's forbidden commands, and whether the REPL
+    returned the prefix's info tree."""
+
+    env: int
+    response: CommandResponse | None
+    forbidden: list[ForbiddenUse]
+    has_infotree: bool
+
+
+@dataclass(frozen=True)
+class RawTarget:
+    """What a target check produced: the prepared environment, whether it was reused, the REPL
+    time spent preparing it (ms, 0 when reused), and each candidate's `RawCheck`."""
+
+    prepared: Prepared
+    reused: bool
+    prepare_ms: float
+    checks: list[RawCheck]
+
+
 class Worker:
     """A REPL with the profile's header environment; not thread-safe (one check at a time)."""
 
@@ -136,6 +161,7 @@ class Worker:
         self.checks = 0
         self.tainted = False
         self._lock = threading.Lock()
+        self._prepared: OrderedDict[str, Prepared] = OrderedDict()
 
     def start(self) -> None:
         """Start the REPL, elaborate the header (`import` of each profile import) and read the
@@ -195,42 +221,123 @@ class Worker:
         with self._lock:
             self.checks += 1
             started = time.perf_counter()
+            return self._check_in(body, self.header_env, started + timeout_s, timeout_s)
+
+    def check_target(self, key: str, prefix: str, candidates: list[str], timeout_s: float) -> RawTarget:
+        """Run each candidate (then its axiom probe) in the environment `prefix` leaves, within
+        `timeout_s` overall. The prefix runs once in the header environment and its environment
+        is kept under `key` among this worker's `prepared_entries` most recently used ones; an
+        empty prefix is the header environment itself. Raises as `check`."""
+        assert self.server is not None and self.header_env is not None
+        with self._lock:
+            self.checks += len(candidates)
+            started = time.perf_counter()
             deadline = started + timeout_s
-            response = self._run(Command(cmd=body, env=self.header_env, infotree="full"), deadline, timeout_s)
-            trees = response.infotree or []
-            forbidden = find_forbidden(trees)
-            if forbidden:
-                # Elaboration-time code already ran in this process: never reuse it.
-                self.tainted = True
-            found = survey(trees)
-            nonce = secrets.randbelow(10**12) + 10**12
-            text, by_line = probe_command(found, nonce)
-            probe_response = self._run(Command(cmd=text, env=response.env), deadline, timeout_s)
-            probe = read_probe(probe_response, nonce, by_line)
-            if not probe.synced:
-                self.close()
-                raise LeanIndexError(
-                    ErrorCode.BACKEND_ERROR,
-                    "the REPL's answer to the axiom probe is out of sync; the worker was discarded",
-                    {"stage": "probe"},
-                )
-            return RawCheck(
-                response=response,
-                forbidden=forbidden,
-                found=found,
-                probe=probe,
-                has_infotree=response.infotree is not None,
-                check_ms=(time.perf_counter() - started) * 1000,
+            prepared = self._prepared.get(key)
+            reused = prepared is not None
+            if prepared is None:
+                prepared = self._prepare(prefix, deadline, timeout_s)
+                self._remember(key, prepared)
+            else:
+                self._prepared.move_to_end(key)
+            prepare_ms = (time.perf_counter() - started) * 1000
+            raws = [self._check_in(candidate, prepared.env, deadline, timeout_s) for candidate in candidates]
+            return RawTarget(prepared=prepared, reused=reused, prepare_ms=0.0 if reused else prepare_ms, checks=raws)
+
+    def check_sequence(self, commands: list[str], timeout_s: float, accepts: Callable[[RawCheck], bool]) -> list[RawCheck]:
+        """Run `commands` in order from the header environment, each followed by its axiom probe;
+        the environment moves on past a command only when `accepts` (the verdict) says so. Raises
+        as `check`, and whatever `accepts` raises."""
+        assert self.server is not None and self.header_env is not None
+        with self._lock:
+            self.checks += len(commands)
+            deadline = time.perf_counter() + timeout_s
+            env, raws = self.header_env, []
+            for command in commands:
+                raw = self._check_in(command, env, deadline, timeout_s)
+                raws.append(raw)
+                if accepts(raw):
+                    env = raw.response.env
+            return raws
+
+    def _prepare(self, prefix: str, deadline: float, budget: float) -> Prepared:
+        assert self.header_env is not None
+        if not prefix.strip():
+            return Prepared(env=self.header_env, response=None, forbidden=[], has_infotree=True)
+        response = self._run(Command(cmd=prefix, env=self.header_env, infotree="full"), deadline, budget)
+        forbidden = find_forbidden(response.infotree or [])
+        if forbidden:
+            # Elaboration-time code already ran in this process: never reuse it.
+            self.tainted = True
+        return Prepared(env=response.env, response=response, forbidden=forbidden, has_infotree=response.infotree is not None)
+
+    def _remember(self, key: str, prepared: Prepared) -> None:
+        if self.config.prepared_entries == 0:
+            return
+        self._prepared[key] = prepared
+        # The REPL itself never frees an environment; the bound keeps this index small, and the
+        # pool's resident-size recycling bounds the process.
+        while len(self._prepared) > self.config.prepared_entries:
+            self._prepared.popitem(last=False)
+
+    def holds(self, key: str) -> bool:
+        """Whether this worker has the environment `key` prepared."""
+        return key in self._prepared
+
+    def _check_in(self, body: str, env: int, deadline: float, budget: float) -> RawCheck:
+        started = time.perf_counter()
+        response = self._run(Command(cmd=body, env=env, infotree="full"), deadline, budget)
+        trees = response.infotree or []
+        forbidden = find_forbidden(trees)
+        if forbidden:
+            # Elaboration-time code already ran in this process: never reuse it.
+            self.tainted = True
+        found = survey(trees)
+        nonce = secrets.randbelow(10**12) + 10**12
+        text, by_line = probe_command(found, nonce)
+        probe_response = self._run(Command(cmd=text, env=response.env), deadline, budget)
+        probe = read_probe(probe_response, nonce, by_line)
+        if not probe.synced:
+            self.close()
+            raise LeanIndexError(
+                ErrorCode.BACKEND_ERROR,
+                "the REPL's answer to the axiom probe is out of sync; the worker was discarded",
+                {"stage": "probe"},
             )
+        return RawCheck(
+            response=response,
+            forbidden=forbidden,
+            found=found,
+            probe=probe,
+            has_infotree=response.infotree is not None,
+            check_ms=(time.perf_counter() - started) * 1000,
+        )
 
     def _run(self, command: Command, deadline: float, budget: float) -> CommandResponse:
+        response = self._exchange(command, deadline, budget)
+        if isinstance(response, LeanError):
+            self.close()
+            raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL refused the command: {response.message}", {})
+        assert isinstance(response, CommandResponse)
+        return response
+
+    def _exchange(self, request: Command | ProofStep, deadline: float, budget: float) -> CommandResponse | ProofStepResponse | LeanError:
+        """Send one request within what is left of `budget` and read the answer. Raises
+        `LeanIndexError`: `timeout` (the process group was killed) or `backend_error` (dead REPL,
+        garbage); the worker is then closed."""
         assert self.server is not None
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
             self.close()
             raise LeanIndexError(ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s", {"timeout_s": budget})
         try:
-            response = self._run_lenient(command, remaining)
+            if isinstance(request, ProofStep):
+                raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=remaining)
+                response: CommandResponse | ProofStepResponse | LeanError = (
+                    LeanError.model_validate(raw) if set(raw) == {"message"} else ProofStepResponse.model_validate(raw)
+                )
+            else:
+                response = self._run_lenient(request, remaining)
         except TimeoutError:
             self.close()
             raise LeanIndexError(
@@ -246,9 +353,6 @@ class Worker:
             tail = self._stderr_tail()
             self.close()
             raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL stopped: {_short(error)}", {"stderr": tail}) from None
-        if isinstance(response, LeanError):
-            self.close()
-            raise LeanIndexError(ErrorCode.BACKEND_ERROR, f"the REPL refused the command: {response.message}", {})
         return response
 
     def _run_lenient(self, command: Command, timeout: float) -> CommandResponse | LeanError:
@@ -259,6 +363,34 @@ class Worker:
         request = self.server._augment_request(command)
         raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=timeout)
         return parse_command_response(raw)
+
+    def open_proof(self, body: str, timeout_s: float, all_tactics: bool = False) -> tuple[CommandResponse, list[ForbiddenUse]]:
+        """Run `body` in the header environment (info tree included; with `all_tactics`, the
+        REPL's per-tactic list with used constants too) for its proof states and tactics;
+        returns the response and the forbidden commands found (the worker is then tainted).
+        Raises as `check`."""
+        assert self.server is not None and self.header_env is not None
+        with self._lock:
+            self.checks += 1
+            deadline = time.perf_counter() + timeout_s
+            command = Command(cmd=body, env=self.header_env, infotree="full", all_tactics=all_tactics or None)
+            response = self._run(command, deadline, timeout_s)
+            forbidden = find_forbidden(response.infotree or [])
+            if forbidden:
+                # Elaboration-time code already ran in this process: never reuse it.
+                self.tainted = True
+            return response, forbidden
+
+    def step(self, repl_state: int, tactic: str, timeout_s: float) -> ProofStepResponse | LeanError:
+        """Run `tactic` on REPL proof state `repl_state`; a `LeanError` is the REPL's refusal
+        (Lean's parse error, or an unknown state). Raises `timeout`/`backend_error` as `check`."""
+        assert self.server is not None
+        with self._lock:
+            self.checks += 1
+            deadline = time.perf_counter() + timeout_s
+            answer = self._exchange(ProofStep(proof_state=repl_state, tactic=tactic), deadline, timeout_s)
+            assert not isinstance(answer, CommandResponse)
+            return answer
 
     def _stderr_tail(self) -> str:
         server = self.server

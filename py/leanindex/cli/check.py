@@ -1,4 +1,7 @@
-"""`leanindex check FILE|-`: Lean's verdict on a complete file, from a warm REPL of a profile.
+"""`leanindex check FILE|-`: Lean's verdict on a complete file, from a warm REPL of a profile;
+`leanindex check-target FILE --target NAME --candidate FILE...` (or `--sequential`): verdicts on
+replacements for one declaration against the environment before it; `leanindex proof-steps FILE`:
+the goals before and after every tactic of a proof (`--tree`: as a tree of goals).
 
 Exit status: 0 `accepted`, 12 `incomplete`, 13 `rejected` (Lean's verdicts, distinct so scripts
 can branch on them); a tool failure or refusal exits with its code's `EXIT_STATUS` (3 invalid
@@ -10,14 +13,24 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 
 from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
-from ..checker.models import MAX_TIMEOUT_S, Verdict
+from ..checker.models import MAX_TIMEOUT_S, ProofStepsRequest, TargetCheckRequest, TargetCheckResponse, TargetMode, Verdict
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
+from ..engine import Engine
+from ..models import InspectRequest, InspectResponse
+from ..service.tools import render_proof_steps
+from ..service.tools import render_target as render_target_text
+from ..validation import invalid_request
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
+
+T = TypeVar("T")
 
 #: Exit status per verdict (tool failures use `leanindex.errors.EXIT_STATUS`).
 VERDICT_EXIT = {
@@ -76,37 +89,43 @@ def _raise_on_term(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-@main.command()
-@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
-@click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive).")
-@root_option
-@click.option("--project", "project_dir", type=click.Path(file_okay=False), default=".", show_default=True, help="Lake project whose LEAN_PATH resolves the profile's imports.")
-@click.option("--lake", "lake_path", default="lake", show_default=True, help="The lake executable that launches the REPL.")
-@click.option("--repl", "repl_dir", type=click.Path(file_okay=False), required=True, help="An already built REPL checkout (binary at .lake/build/bin/repl).")
-@click.option("--import", "imports", multiple=True, help="Profile import when ROOT has no manifest for it (repeatable).")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT_S), default=None, help="Per-check timeout in seconds (default 60, max 300).")
-@click.option("--memory-limit-mb", type=click.IntRange(min=64), default=None, help="Address-space limit per REPL in MiB (default 12288).")
-@click.option("--allow-unsafe-commands", is_flag=True, help="Do not refuse commands that can forge a verdict (the answer says it is not protected).")
-@json_option
-@handles_errors()
-def check(
-    source: str,
+def checker_options(command):
+    """The options every checker command takes (profile, project, REPL, limits)."""
+    for option in reversed(
+        [
+            click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive)."),
+            root_option,
+            click.option("--project", "project_dir", type=click.Path(file_okay=False), default=".", show_default=True, help="Lake project whose LEAN_PATH resolves the profile's imports."),
+            click.option("--lake", "lake_path", default="lake", show_default=True, help="The lake executable that launches the REPL."),
+            click.option("--repl", "repl_dir", type=click.Path(file_okay=False), required=True, help="An already built REPL checkout (binary at .lake/build/bin/repl)."),
+            click.option("--import", "imports", multiple=True, help="Profile import when ROOT has no manifest for it (repeatable)."),
+            click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT_S), default=None, help="Per-request timeout in seconds (default 60, max 300)."),
+            click.option("--memory-limit-mb", type=click.IntRange(min=64), default=None, help="Address-space limit per REPL in MiB (default 12288)."),
+            click.option("--allow-unsafe-commands", is_flag=True, help="Do not refuse commands that can forge a verdict (the answer says it is not protected)."),
+            json_option,
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def checker_config(
+    *,
     environment: str,
     root: str,
     project_dir: str,
     lake_path: str,
     repl_dir: str,
     imports: tuple[str, ...],
-    timeout_s: float | None,
     memory_limit_mb: int | None,
     allow_unsafe_commands: bool,
-    as_json: bool,
-) -> None:
-    """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL."""
+) -> CheckerConfig:
+    """The one-shot checker's configuration from the options of `checker_options` other than
+    `--timeout` and `--json` (no verdict cache: one request per process)."""
     settings: dict[str, object] = {"allow_unsafe_commands": allow_unsafe_commands, "cache_entries": 0}
     if memory_limit_mb is not None:
         settings["memory_limit_mb"] = memory_limit_mb
-    config = CheckerConfig.for_profile(
+    return CheckerConfig.for_profile(
         root,
         environment,
         project_dir=project_dir,
@@ -115,15 +134,137 @@ def check(
         imports=list(imports) or None,
         **settings,
     )
-    code = read_source(source, config.max_code_bytes)
-    request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s)
+
+
+def run_once(call: Callable[[], T]) -> T:
+    """`call()` with SIGTERM turned into `SystemExit`, so the checker's close() runs."""
     previous = signal.signal(signal.SIGTERM, _raise_on_term)
     try:
-        response = Checker(config).check_sync(request)
+        return call()
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@main.command()
+@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@checker_options
+@handles_errors()
+def check(
+    source: str,
+    timeout_s: float | None,
+    as_json: bool,
+    **shared: Any,
+) -> None:
+    """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL."""
+    config = checker_config(**shared)
+    environment = shared["environment"]
+    code = read_source(source, config.max_code_bytes)
+    request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s)
+    response = run_once(lambda: Checker(config).check_sync(request))
     if as_json:
         emit_json(response)
     else:
         render(response)
     raise SystemExit(VERDICT_EXIT[response.verdict])
+
+
+#: Verdicts from best to worst, for the exit status of a target check.
+_VERDICT_ORDER = (Verdict.ACCEPTED, Verdict.INCOMPLETE, Verdict.REJECTED)
+
+
+def target_exit(response: TargetCheckResponse) -> int:
+    """Exit status of a target check: that of the best candidate's verdict (does any candidate
+    work?); of a sequential pass, that of the worst command's verdict (does the whole file?)."""
+    ranks = [_VERDICT_ORDER.index(unit.verdict) for unit in response.results]
+    rank = min(ranks) if response.mode is TargetMode.TARGET else max(ranks)
+    return VERDICT_EXIT[_VERDICT_ORDER[rank]]
+
+
+def render_target(response: TargetCheckResponse) -> None:
+    """Each result's verdict, reasons, diagnostics and sorries, for people."""
+    stdout.print(render_target_text(response), markup=False)
+
+
+@main.command("check-target")
+@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@click.option("--target", "-t", "target", default=None, help="Name of the declaration to replace (target mode).")
+@click.option("--candidate", "-c", "candidates", multiple=True, type=click.Path(dir_okay=False, path_type=str), help="A file holding one whole replacement declaration (repeatable, 1-16).")
+@click.option("--sequential", is_flag=True, help="Check every command of SOURCE in order, extending the environment only past accepted ones.")
+@checker_options
+@handles_errors()
+def check_target(
+    source: str,
+    target: str | None,
+    candidates: tuple[str, ...],
+    sequential: bool,
+    timeout_s: float | None,
+    as_json: bool,
+    **shared: Any,
+) -> None:
+    """Check replacements (--candidate FILE) for declaration --target of SOURCE against the
+    environment before it, or (--sequential) every command of SOURCE in order. Exit status: the
+    best candidate's verdict (target), the worst command's (sequential), as `leanindex check`."""
+    config = checker_config(**shared)
+    environment = shared["environment"]
+    code = read_source(source, config.max_code_bytes)
+    texts = [read_source(path, config.max_code_bytes) for path in candidates]
+    try:
+        request = TargetCheckRequest(
+            environment=environment,
+            code=code,
+            mode=TargetMode.SEQUENTIAL if sequential else TargetMode.TARGET,
+            target=target,
+            candidates=texts,
+            timeout_s=timeout_s,
+        )
+    except ValidationError as error:
+        raise invalid_request(error.errors()) from None
+    response = run_once(lambda: Checker(config).check_target_sync(request))
+    if as_json:
+        emit_json(response)
+    else:
+        render_target(response)
+    raise SystemExit(target_exit(response))
+
+
+@main.command("proof-steps")
+@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@click.option("--theorem", "-t", default=None, help="The declaration whose proof to show (may be left out when SOURCE declares one name).")
+@click.option("--tree", is_flag=True, help="Show the proof as a tree of goals (lean.proof.tree) instead of a flat list.")
+@click.option("--include-theorems", is_flag=True, help="Also give the signatures of the constants the tactics use, from ROOT's catalog.")
+@checker_options
+@handles_errors()
+def proof_steps(
+    source: str,
+    theorem: str | None,
+    tree: bool,
+    include_theorems: bool,
+    timeout_s: float | None,
+    as_json: bool,
+    **shared: Any,
+) -> None:
+    """Every tactic of a proof in SOURCE with the goals before and after it (or, --tree, the
+    proof as a tree of goals), from a warm REPL of ENVIRONMENT."""
+    config = checker_config(**shared)
+    environment = shared["environment"]
+    code = read_source(source, config.max_code_bytes)
+    try:
+        request = ProofStepsRequest(environment=environment, code=code, theorem=theorem, include_theorems=include_theorems, timeout_s=timeout_s)
+    except ValidationError as error:
+        raise invalid_request(error.errors()) from None
+    engine = Engine(shared["root"]) if include_theorems else None
+
+    async def inspect(body: InspectRequest) -> InspectResponse:
+        assert engine is not None
+        return engine.inspect(body)
+
+    checker = Checker(config)
+    try:
+        response = run_once(lambda: checker.run_sync(checker.proof_steps, request, tree=tree, inspect=inspect if engine else None))
+    finally:
+        if engine is not None:
+            engine.close()
+    if as_json:
+        emit_json(response)
+    else:
+        stdout.print(render_proof_steps(response), markup=False)

@@ -12,6 +12,10 @@ of `errors.HTTP_STATUS`):
   keeps it whole);
 - `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
   file), when the app was given a checker; 404 `check_disabled` otherwise;
+- `POST /v1/check/target`, `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`,
+  `/v1/proof/steps`, `/v1/proof/tree`: the
+  checker's other tools (`service.tools.CHECKER_ROUTED`), body the tool's request model, answer
+  its response model; errors and `check_disabled` as `/v1/check`;
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
@@ -61,7 +65,7 @@ from .metrics import ServiceMetrics
 from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
-from .tools import CHECK, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
+from .tools import CHECK, CHECKER_ROUTED, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
 
 log = logging.getLogger("leanindex.http")
 
@@ -69,6 +73,11 @@ T = TypeVar("T", bound=BaseModel)
 
 _VERIFICATION_CODES = (ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
 _LIMITS = (ErrorCode.UNAUTHORIZED, ErrorCode.BUSY, ErrorCode.TIMEOUT)
+_CHECKER_ERRORS = (
+    ErrorCode.INVALID_REQUEST, ErrorCode.HEADER_MISMATCH, ErrorCode.CHECK_DISABLED, ErrorCode.UNKNOWN_ENVIRONMENT,
+    ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.FORBIDDEN_COMMAND, ErrorCode.UNKNOWN_PROOF_STATE,
+    ErrorCode.BACKEND_ERROR,
+)
 _CATALOG = (ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
 
 
@@ -228,7 +237,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
 
 
 def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> None:
-    """`POST /v1/check`."""
+    """`POST /v1/check`, then the routes of the checker's other tools (`CHECKER_ROUTED`)."""
 
     @app.post(
         "/v1/check",
@@ -248,6 +257,32 @@ def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> No
         started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
         _label(engine, request, body.environment)
         return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
+
+    def checker_route(spec: ToolSpec) -> None:
+        """The POST route of one of the checker's tools after `lean.check` (`spec.http_route`):
+        body `spec.request_model`, answer `spec.response_model`; a client that disconnects
+        gives up its queued request; 404 `check_disabled` without a checker."""
+        method, path = spec.http_route.split(" ", 1)
+
+        async def endpoint(request: Request, body: BaseModel) -> BaseModel:
+            _label(engine, request, body.environment)  # type: ignore[attr-defined]
+            return await unless_disconnected(spec.call(body), request.is_disconnected)
+
+        endpoint.__annotations__ = {"request": Request, "body": spec.request_model, "return": spec.response_model}
+        app.add_api_route(
+            path,
+            endpoint,
+            methods=[method],
+            response_model=spec.response_model,
+            responses=error_responses(*_CHECKER_ERRORS, *_LIMITS),
+            operation_id="".join(part if i == 0 else part.capitalize() for i, part in enumerate(spec.alias.split("_"))),
+            tags=["check"],
+            summary=spec.title,
+            description=spec.description,
+        )
+
+    for name in CHECKER_ROUTED:
+        checker_route(tools[name])
 
 
 def _operation_routes(app: FastAPI, engine: Engine, gate: CallGate, metrics: ServiceMetrics) -> None:

@@ -17,6 +17,22 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel
 
 from ..checker import Checker, CheckRequest, CheckResponse
+from ..checker.goals import Goal
+from ..checker.models import (
+    ProofBox,
+    ProofCloseRequest,
+    ProofCloseResponse,
+    ProofStateRequest,
+    ProofStateResponse,
+    ProofStepRequest,
+    ProofStepResponse,
+    ProofStepsRequest,
+    ProofStepsResponse,
+    TacticStep,
+    TargetCheckRequest,
+    TargetCheckResponse,
+    UnitVerdict,
+)
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
@@ -183,6 +199,138 @@ def render_check(response: CheckResponse) -> str:
     return "\n".join(lines)
 
 
+TARGET_DESCRIPTION = """\
+Try replacements for one declaration of a Lean 4 file, fast: the environment before the target
+(imports, then every earlier command) is elaborated once and kept on the worker, so each
+candidate costs only its own elaboration (`reused: true` when it was already prepared). Give
+`environment`, `code` (the whole file; top-level commands start at column 0), `target` (the
+declaration's name as written, or with its namespaces) and `candidates` (1-16 whole
+declarations, each declaring that same name). Each of `results` is Lean's verdict on one
+candidate, as `lean.check` gives it (accepted / incomplete / rejected, reasons, diagnostics at
+the file's lines, sorries with goals, axioms). `mode: "sequential"` (no target, no candidates)
+checks every command of the file in order and extends the environment only past `accepted`
+ones (`extended`). A tool failure (timeout, busy, dead REPL) is an error result."""
+
+
+def _render_unit(unit: UnitVerdict) -> list[str]:
+    label = f"candidate {unit.candidate}" if unit.candidate is not None else f"{unit.name or '-'} (line {unit.start.line})"
+    extended = " extended" if unit.extended else ""
+    lines = [f"{label}: {unit.verdict.value}{extended} ({unit.check_ms:.0f} ms)"]
+    for reason in unit.reasons:
+        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
+        lines.append(f"  reason {reason.code.value}{where}: {reason.message}")
+    lines.extend(f"  {d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in unit.diagnostics)
+    for s in unit.sorries:
+        where = f"{s.start.line}:{s.start.column}" if s.start else "?"
+        lines.append(f"  sorry {where}: {s.goal}")
+    return lines
+
+
+def render_target(response: TargetCheckResponse) -> str:
+    """The mode, target and reuse first, the prefix's diagnostics, then each result with its
+    reasons, diagnostics and sorries (positions as `line:column` in the file)."""
+    protected = "" if response.protected else " NOT PROTECTED"
+    what = f"target {response.target}" if response.target else "sequential"
+    reused = "reused environment" if response.reused else f"prepared environment in {response.prepare_ms:.0f} ms"
+    lines = [f"{what}{protected} ({response.environment}, {reused}, {response.timings.total_ms:.0f} ms)"]
+    lines.extend(f"prefix {d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in response.prefix_diagnostics)
+    for unit in response.results:
+        lines.extend(_render_unit(unit))
+    return "\n".join(lines)
+
+
+PROOF_STATE_DESCRIPTION = """\
+Open a proof on a warm Lean REPL to work on it tactic by tactic. `code` is a Lean file (imports
+the profile covers, then declarations) with a `sorry`, e.g. `theorem t (a b : Nat) : a + b = b + a
+:= by sorry`; with several `sorry`s give `position` ({line, column} of the one to open, as
+`sorries` lists them). Answers `state_id` and the goals (case, hypotheses, target). Pass the id
+to lean.proof.step. Ids belong to `session` (default "default"), expire after `ttl_s` idle
+seconds, and are lost when their REPL is recycled (error unknown_proof_state: open again).
+Commands that could forge a verdict are refused (forbidden_command)."""
+
+PROOF_STEP_DESCRIPTION = """\
+Run one tactic (combinators such as `constructor <;> simp` count as one) on an open proof state from
+lean.proof.state or an earlier step. Answers a new `state_id` with its goals and `status`:
+`open` (goals remain), `completed` (no goal left and Lean's kernel accepted the proof),
+`incomplete` (no goal left but sorry or metavariables remain), or `error` (Lean refused the
+tactic: `messages`/`proof_status` say why, no new state). The old state always stays usable, so
+try alternatives from the same id. Finish with lean.check on the whole file."""
+
+PROOF_CLOSE_DESCRIPTION = """\
+Release an open proof state (from lean.proof.state or lean.proof.step) of `session`; its id is
+unknown_proof_state afterwards."""
+
+
+def _render_goals(goals: list[Goal]) -> list[str]:
+    return [goal.text for goal in goals] or ["no goals"]
+
+
+def render_proof_state(response: ProofStateResponse) -> str:
+    """`state <id>` with the environment, then each goal as Lean printed it."""
+    where = f" at {response.position.line}:{response.position.column}" if response.position else ""
+    return "\n".join([f"state {response.state_id}{where} ({response.environment}, session {response.session})", *_render_goals(response.goals)])
+
+
+def render_proof_step(response: ProofStepResponse) -> str:
+    """The status and new state id, Lean's messages, then the goals."""
+    head = f"{response.status.value} state {response.state_id or '-'} (from {response.previous_state_id}): {response.proof_status}"
+    lines = [head, *(f"{m.severity}: {m.text}" for m in response.messages)]
+    if response.state_id is not None:
+        lines.extend(_render_goals(response.goals))
+    return "\n".join(lines)
+
+
+def render_proof_close(response: ProofCloseResponse) -> str:
+    """`closed <id>` and the states left open in the session."""
+    return f"closed {response.state_id}; {response.open_states} open in the session"
+
+
+PROOF_STEPS_DESCRIPTION = """\
+The tactics of a complete proof, as the infoview shows them: for every tactic in source order,
+its text and position and the goals before and after it (each goal with case, hypotheses and
+target; a closing tactic has no goal of its own after it). `code` is a Lean file, `theorem` the
+declaration (may be left out when the file declares one name). `include_theorems`: also the
+signature of every constant the tactics use, from the catalog (`used_theorems`), and those the
+catalog does not hold (`not_in_catalog`). Use it to see how each step changed the goals."""
+
+PROOF_TREE_DESCRIPTION = """\
+The same proof as lean.proof.steps, as a tree of goal boxes: a box is a goal and the tactics
+working on it; each tactic `closed` its goal, `transformed` it (`new_goal`, `new_hypotheses`),
+`split` it (`subgoals`, one box each) or left it `unchanged`, and sub-proofs written inside it
+(`have ... := by ...`) are its `have_boxes`. Same inputs as lean.proof.steps."""
+
+
+def _render_step(step: TacticStep) -> list[str]:
+    after = " | ".join(g.target for g in step.goals_after) or "no goals"
+    before = " | ".join(g.target for g in step.goals_before) or "no goals"
+    return [f"{step.start.line}:{step.start.column} {step.tactic}", f"  before: {before}", f"  after: {after}"]
+
+
+def _render_box(box: ProofBox, depth: int) -> list[str]:
+    pad = "  " * depth
+    lines = [f"{pad}goal {box.goal.target}"]
+    for t in box.tactics:
+        extra = f" -> {t.new_goal.target}" if t.new_goal else ""
+        lines.append(f"{pad}  {t.tactic.splitlines()[0]}: {t.outcome}{extra}")
+        for child in [*t.have_boxes, *t.subgoals]:
+            lines.extend(_render_box(child, depth + 2))
+    return lines
+
+
+def render_proof_steps(response: ProofStepsResponse) -> str:
+    """The theorem, then each tactic with its goals' targets before and after (or the tree,
+    indented), then the used theorems."""
+    lines = [f"{response.theorem} ({response.environment})"]
+    for step in response.steps:
+        lines.extend(_render_step(step))
+    if response.tree is not None:
+        lines.extend(_render_box(response.tree, 0))
+    lines.extend(f"uses {line}" for line in response.used_theorems or [])
+    if response.not_in_catalog:
+        lines.append(f"not in the catalog: {', '.join(response.not_in_catalog)}")
+    return "\n".join(lines)
+
+
 def render_error(error: LeanIndexError) -> str:
     """`error <code>: <message>`, then the details as one line of JSON when there are any."""
     text = f"error {error.code.value}: {error.message}"
@@ -195,6 +343,14 @@ ENVIRONMENTS = "lean.environments"
 SEARCH = "lean.declaration.search"
 INSPECT = "lean.declaration.inspect"
 CHECK = "lean.check"
+TARGET = "lean.check.target"
+PROOF_STATE = "lean.proof.state"
+PROOF_STEP = "lean.proof.step"
+PROOF_CLOSE = "lean.proof.close"
+PROOF_STEPS = "lean.proof.steps"
+PROOF_TREE = "lean.proof.tree"
+#: The checker's tools after `lean.check`, whose HTTP routes `service.http` makes from their specs.
+CHECKER_ROUTED = (TARGET, PROOF_STATE, PROOF_STEP, PROOF_CLOSE, PROOF_STEPS, PROOF_TREE)
 
 
 def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> list[ToolSpec]:
@@ -204,9 +360,9 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
     `lean.declaration.search`, `lean.declaration.inspect` and `lean.environments` run on
     `engine` through `gate` (so
     `busy` and `timeout` apply); `lean.check` runs on `checker`, which owns its own limits
-    (bounded queue answering `busy`, per-check timeout, code size cap). Without a checker,
-    `lean.check` is not `enabled` (MCP does not list it) and a call raises
-    `LeanIndexError(check_disabled)`.
+    (bounded queue answering `busy`, per-check timeout, code size cap), and so do
+    `lean.check.target` and the proof tools (`lean.proof.*`). Without a checker, the checker's tools are not `enabled` (MCP does not
+    list them) and a call raises `LeanIndexError(check_disabled)`.
     """
 
     async def search(request: SearchRequest) -> SearchResponse:
@@ -218,12 +374,17 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
     async def environments(request: EnvironmentsRequest) -> EnvironmentsResponse:
         return await gate.run(engine.environments)
 
-    async def check_disabled(request: CheckRequest) -> CheckResponse:
+    async def check_disabled(request: BaseModel) -> BaseModel:
         raise LeanIndexError(
             ErrorCode.CHECK_DISABLED,
             "checking is not enabled on this server; start it with --check PROFILE=PROJECT --check-repl DIR",
             {},
         )
+
+    def checker_tool(call_of: Callable[[Checker], Callable[[Any], Awaitable[BaseModel]]], **spec: Any) -> ToolSpec:
+        """A tool answered by the checker (`call_of(checker)`); without one it is not enabled
+        and answers `check_disabled`."""
+        return ToolSpec(call=call_of(checker) if checker is not None else check_disabled, enabled=checker is not None, **spec)
 
     return [
         ToolSpec(
@@ -259,15 +420,80 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             render=render_environments,
             lists_output_schema=False,
         ),
-        ToolSpec(
+        checker_tool(
+            lambda c: c.check,
             name=CHECK,
             title="Check a Lean file",
             description=CHECK_DESCRIPTION,
             http_route="POST /v1/check",
             request_model=CheckRequest,
             response_model=CheckResponse,
-            call=checker.check if checker is not None else check_disabled,
             render=render_check,
-            enabled=checker is not None,
+        ),
+        checker_tool(
+            lambda c: c.check_target,
+            name=TARGET,
+            title="Check replacements for one Lean declaration",
+            description=TARGET_DESCRIPTION,
+            http_route="POST /v1/check/target",
+            request_model=TargetCheckRequest,
+            response_model=TargetCheckResponse,
+            render=render_target,
+        ),
+        checker_tool(
+            lambda c: c.proof_state,
+            name=PROOF_STATE,
+            title="Open a Lean proof state",
+            description=PROOF_STATE_DESCRIPTION,
+            http_route="POST /v1/proof/state",
+            request_model=ProofStateRequest,
+            response_model=ProofStateResponse,
+            render=render_proof_state,
+            read_only=False,
+            idempotent=False,
+        ),
+        checker_tool(
+            lambda c: c.proof_step,
+            name=PROOF_STEP,
+            title="Run a tactic on a Lean proof state",
+            description=PROOF_STEP_DESCRIPTION,
+            http_route="POST /v1/proof/step",
+            request_model=ProofStepRequest,
+            response_model=ProofStepResponse,
+            render=render_proof_step,
+            read_only=False,
+            idempotent=False,
+        ),
+        checker_tool(
+            lambda c: c.proof_close,
+            name=PROOF_CLOSE,
+            title="Close a Lean proof state",
+            description=PROOF_CLOSE_DESCRIPTION,
+            http_route="POST /v1/proof/close",
+            request_model=ProofCloseRequest,
+            response_model=ProofCloseResponse,
+            render=render_proof_close,
+            read_only=False,
+            idempotent=False,
+        ),
+        checker_tool(
+            lambda c: lambda r: c.proof_steps(r, tree=False, inspect=inspect),
+            name=PROOF_STEPS,
+            title="Goals before and after every tactic of a Lean proof",
+            description=PROOF_STEPS_DESCRIPTION,
+            http_route="POST /v1/proof/steps",
+            request_model=ProofStepsRequest,
+            response_model=ProofStepsResponse,
+            render=render_proof_steps,
+        ),
+        checker_tool(
+            lambda c: lambda r: c.proof_steps(r, tree=True, inspect=inspect),
+            name=PROOF_TREE,
+            title="A Lean proof as a tree of goals",
+            description=PROOF_TREE_DESCRIPTION,
+            http_route="POST /v1/proof/tree",
+            request_model=ProofStepsRequest,
+            response_model=ProofStepsResponse,
+            render=render_proof_steps,
         ),
     ]
