@@ -532,8 +532,15 @@ def test_cli_import_docgen_json_and_errors(tmp_path: Path) -> None:
     assert result["files"] == 1 and result["declarations_read"] == 2 and result["merged"] == []
     assert result["manifest"]["profile"] == "docs"
     assert result["manifest"]["source"]["kind"] == "doc-gen4"
-    assert result["manifest"]["lean"] == {"version": "v4.33.0", "githash": LEAN_COMMIT}
+    assert result["manifest"]["lean"] == {"version": "4.33.0", "githash": LEAN_COMMIT}  # one stored form
     assert done.stderr == ""  # not a terminal: no progress bar
+    plain = _cli("catalog", "import-docgen", str(tmp_path / "in"), "--profile", "docs2", "--root", str(tmp_path / "root"), "--lean-version", "4.33.0", "--json")
+    assert json.loads(plain.stdout)["manifest"]["lean"] == result["manifest"]["lean"]
+    for bad in ("4.33", "version 4", "v4.33.0 rc"):
+        refused = _cli("catalog", "import-docgen", str(tmp_path / "in"), "--profile", "docs3", "--root", str(tmp_path / "root"), "--lean-version", bad, "--json")
+        assert refused.returncode == EXIT_STATUS[ErrorCode.INVALID_REQUEST]
+        assert json.loads(refused.stdout)["error"]["code"] == "invalid_request"
+    assert not CatalogPaths.of(tmp_path / "root", "docs3").manifest.exists()
 
     write_module(tmp_path / "bad", "A", [declaration("A.x", kind="macro")])
     failed = _cli("catalog", "import-docgen", str(tmp_path / "bad"), "--profile", "docs", "--root", str(tmp_path / "root"), "--json")

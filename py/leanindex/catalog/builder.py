@@ -101,8 +101,26 @@ def build_catalog(
     profile id; in every failure nothing under `root` changes. `on_line(n)` is called as lines
     are read, for progress reporting.
     """
-    paths = CatalogPaths.of(root, profile)
     facts = facts or EnvironmentFacts()
+    with staged_build(root, profile) as (paths, build_dir):
+        summary = StreamSummary()
+        visible = _write_tables(read_stream(lines, summary, on_line), build_dir)
+        assert summary.header is not None  # read_stream raises before yielding without one
+        _write_database(build_dir)
+        index_files = write_index_from(build_dir)
+        manifest = _manifest(paths.profile, summary, facts, build_dir, visible, index_files)
+        publish(paths, build_dir, manifest)
+        return manifest
+
+
+@contextmanager
+def staged_build(root: str | Path, profile: str) -> Iterator[tuple[CatalogPaths, Path]]:
+    """A fresh, empty build folder for `profile` under `ROOT/catalog/.builds/`, held under the
+    builds lock; the one place every catalog (built, imported, pulled) is staged before
+    `publish`. Yields `(paths, build_dir)`. When the body raises, the folder (and any folder
+    this created) is removed, so nothing under `root` changes. Raises `invalid_request` for a
+    bad profile id."""
+    paths = CatalogPaths.of(root, profile)
     created: list[Path] = []  # deepest first, so they can be removed in order
     folder = paths.builds_dir
     while not folder.exists():
@@ -113,14 +131,7 @@ def build_catalog(
         build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
         build_dir.mkdir()
         try:
-            summary = StreamSummary()
-            visible = _write_tables(read_stream(lines, summary, on_line), build_dir)
-            assert summary.header is not None  # read_stream raises before yielding without one
-            _write_database(build_dir)
-            index_files = write_index_from(build_dir)
-            manifest = _manifest(paths.profile, summary, facts, build_dir, visible, index_files)
-            _publish(paths, build_dir, manifest)
-            return manifest
+            yield paths, build_dir
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)
             _remove_if_empty(created)
@@ -340,8 +351,8 @@ def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:
     )
 
 
-def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
-    """Point `catalog/<profile>` at `build_dir` atomically, write the manifest, and remove this
+def publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
+    """Inside `staged_build` only: point `catalog/<profile>` at `build_dir` atomically, write the manifest, and remove this
     profile's other (stale) builds. Between the link switch and the manifest write, a reader
     that checks sees files that do not match the manifest and fails closed (`digest_mismatch`)
     for that instant; it never sees a partial catalog."""

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 from ..errors import EXIT_STATUS, LeanIndexError
+from ..home import ROOT_ENV, default_root, resolve_root
 from ..validation import invalid_request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,11 +59,15 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
     return decorate
 
 
+def _default_root(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
+    return str(resolve_root(value))
+
+
 root_option = click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=str),
-    default=".",
-    show_default=True,
-    help="Folder holding catalog/ and manifests/.",
+    default=None,
+    callback=_default_root,
+    help=f"Folder holding catalog/ and manifests/ [${ROOT_ENV}, else the user data folder: {default_root()}].",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print exactly the response model (or error object) as JSON.")

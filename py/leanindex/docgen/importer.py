@@ -12,6 +12,7 @@ extractor's output.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,22 @@ EXTRACTOR_NAME = "leanindex-docgen-import"
 LEAN_REPOSITORY = "leanprover/lean4"
 MATHLIB_REPOSITORY = "leanprover-community/mathlib4"
 UNKNOWN_LEAN_VERSION = "unknown"
+_LEAN_VERSION = re.compile(r"v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
+
+
+def normalize_lean_version(text: str) -> str:
+    """A Lean version as Lean prints it (`Lean.versionString` in lean4 `src/Init/Meta.lean`:
+    `major.minor.patch`, then `-` and the special description when there is one): `v4.33.0`
+    and `4.33.0` both give `4.33.0`, `v4.19.0-rc3` gives `4.19.0-rc3`. Raises
+    `LeanIndexError(invalid_request)` for anything else."""
+    found = _LEAN_VERSION.fullmatch(text.strip())
+    if found is None:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"invalid Lean version {text!r}: give it as 4.33.0 or v4.33.0 (a release candidate as 4.19.0-rc3)",
+            {"lean_version": text},
+        )
+    return found.group(1)
 
 APPROXIMATE_FIELDS: tuple[str, ...] = record_fields(
     "is_deprecated",  # doc-gen4's data does not say; always false
@@ -233,9 +250,11 @@ def import_docgen(
     `catalog.builder.build_catalog` with `EnvironmentFacts(source="doc-gen4")` and the mathlib4
     commit of the source links. `on_read` reports reading; `on_build(lines)` is called once
     reading is done with the number of stream lines to build, then `on_line(n)` per line.
-    Raises the errors of `collect_docgen` and `build_catalog`; on any error nothing under
-    `root` changes.
+    `lean_version` is stored as `normalize_lean_version` gives it (`v4.33.0` -> `4.33.0`).
+    Raises the errors of `collect_docgen` and `build_catalog`, and `invalid_request` for a bad
+    `lean_version` (before anything is read); on any error nothing under `root` changes.
     """
+    lean_version = normalize_lean_version(lean_version) if lean_version is not None else None
     collection = collect_docgen(path, on_read)
     if on_build is not None:
         on_build(len(collection.lines) + 2)  # header and footer
