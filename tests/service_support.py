@@ -7,9 +7,10 @@ registered by importing them into a test module.
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -78,6 +79,31 @@ def live_server(app: object) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def wait_until_serving(process: subprocess.Popen, base_url: str, timeout_s: float = 60) -> None:
+    """Poll `base_url/healthz` until a `leanindex serve` child answers 200; fail if it exits or
+    `timeout_s` passes first."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert process.poll() is None and time.monotonic() < deadline, "leanindex serve did not come up"
+        time.sleep(0.1)
+
+
+def run_threads(count: int, target: Callable[[int], None], timeout_s: float = 300) -> None:
+    """Run `target(slot)` on `count` threads at once and wait for all of them."""
+    threads = [threading.Thread(target=target, args=(slot,)) for slot in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout_s)
 
 
 class GatedEngine(Engine):

@@ -59,3 +59,17 @@ def test_sandbox_refuses_a_project_without_a_toolchain_pin(tmp_path):
     with pytest.raises(LeanIndexError) as caught:
         make_sandbox(config)
     assert caught.value.code is ErrorCode.INVALID_REQUEST
+
+
+def test_the_identity_is_the_served_manifests_when_the_pinned_copy_lags(tmp_path: Path) -> None:
+    """A build killed between the catalog switch and the pinned copy leaves an older copy in
+    `manifests/`; the checker answers for the catalog that is served."""
+    root = tmp_path / "root"
+    (tmp_path / "repl").mkdir()
+    build(root, "core", EnvironmentFacts(source="lean", toolchain=PINNED))
+    pinned = root / "manifests" / "core.json"
+    older = pinned.read_bytes()
+    build(root, "core", EnvironmentFacts(source="lean", toolchain=PINNED, imports=["Init", "Std"]))
+    pinned.write_bytes(older)
+    config = CheckerConfig.for_profile(root, "core", project_dir=project(tmp_path, PINNED), repl_dir=tmp_path / "repl", lake_path=STANDIN / "lake")
+    assert config.imports == ["Init", "Std"]

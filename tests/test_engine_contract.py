@@ -140,6 +140,16 @@ def test_search_response_shape(engine: Engine, root: Path) -> None:
     assert (body["next_cursor"], body["total_matches"], body["hidden_matches"]) == (None, 1, 0)
 
 
+
+def test_a_repeated_prefix_gives_a_reason_each_time(engine: Engine) -> None:
+    """Reasons follow the request as given: a prefix named twice matches twice."""
+    [result] = search(engine, name_contains="add_comm", namespace_prefixes=["Nat", "Nat"]).results
+    assert [(r.filter, r.value) for r in result.match_reasons] == [
+        ("name_contains", "add_comm"),
+        ("namespace_prefix", "Nat"),
+        ("namespace_prefix", "Nat"),
+    ]
+
 def test_inspect_response_shape(engine: Engine) -> None:
     body = json.loads(engine.inspect(InspectRequest(environment="sample", declaration_name="Nat.add_comm")).model_dump_json())
     assert set(body) == INSPECT_KEYS

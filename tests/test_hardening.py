@@ -18,6 +18,7 @@ from streamkit import build, declaration, encode, snapshot, stream
 
 from leanindex.catalog.builder import build_catalog
 from leanindex.catalog.layout import CatalogPaths, normalize_profile
+from leanindex.catalog.manifest import Manifest
 from leanindex.catalog.stream import iter_lines
 from leanindex.catalog.verify import verify_catalog
 from leanindex.cli import main
@@ -83,7 +84,7 @@ def test_odd_profile_ids_are_refused(profile: str) -> None:
 def test_a_manifest_that_is_not_utf8_fails_closed(tmp_path: Path) -> None:
     build(tmp_path, "core", stream(GOOD))
     paths = CatalogPaths.of(tmp_path, "core")
-    paths.manifest.write_bytes(b"\xff\xfe{")
+    paths.served_manifest.write_bytes(b"\xff\xfe{")
     with pytest.raises(LeanIndexError) as error:
         verify_catalog(paths)
     assert error.value.code == ErrorCode.CATALOG_UNAVAILABLE
@@ -95,14 +96,15 @@ def test_a_manifest_that_is_not_utf8_fails_closed(tmp_path: Path) -> None:
 def test_a_manifest_must_describe_the_whole_catalog(tmp_path: Path, edit: str) -> None:
     build(tmp_path, "core", stream(GOOD))
     paths = CatalogPaths.of(tmp_path, "core")
-    manifest = json.loads(paths.manifest.read_text())
+    manifest = json.loads(paths.served_manifest.read_text())
     if edit == "drop the hidden flags":
         del manifest["catalog"]["files"]["index/hidden.npy"]
     elif edit == "empty the file list":
         manifest["catalog"]["files"] = {}
     else:
         manifest["catalog"]["declarations_parquet_sha256"] = "0" * 64
-    paths.manifest.write_text(json.dumps(manifest))
+    # Resealed, so that only the whole-catalog rule (not a manifest digest) can refuse it.
+    paths.served_manifest.write_text(Manifest.model_validate(manifest).sealed().to_json())
     with pytest.raises(LeanIndexError) as error:
         verify_catalog(paths)
     assert error.value.code == ErrorCode.DIGEST_MISMATCH

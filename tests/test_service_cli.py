@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -15,7 +14,7 @@ import httpx
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from service_support import free_port, sample_root  # noqa: F401  (fixture)
+from service_support import free_port, sample_root, wait_until_serving  # noqa: F401  (fixture)
 
 
 
@@ -29,15 +28,7 @@ def test_serve_reads_the_token_and_serves_http_and_mcp(sample_root: Path) -> Non
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "leanindex serve did not come up"
-            time.sleep(0.1)
+        wait_until_serving(process, url)
         assert httpx.get(f"{url}/v1/environments").status_code == 401
         listed = httpx.get(f"{url}/v1/environments", headers={"Authorization": "Bearer from-env"}).json()
         assert [e["environment"] for e in listed["environments"]] == ["SAMPLE"]

@@ -64,7 +64,7 @@ def flip_byte(path: Path, offset: int | None = None) -> None:
 
 
 def edit_manifest(root: Path, change: Callable[[dict], None]) -> None:
-    path = paths_of(root).manifest
+    path = paths_of(root).served_manifest
     data = json.loads(path.read_text())
     change(data)
     path.write_text(json.dumps(data, indent=2))
@@ -170,12 +170,12 @@ def test_edited_file_digest(root: Path, engine: Engine) -> None:
 
 def test_manifest_of_another_profile(root: Path, engine: Engine) -> None:
     build(root, "other", SAMPLE_LINES)
-    shutil.copyfile(CatalogPaths.of(root, "other").manifest, paths_of(root).manifest)
+    shutil.copyfile(CatalogPaths.of(root, "other").served_manifest, paths_of(root).served_manifest)
     assert_fails_closed(root, engine, ErrorCode.DIGEST_MISMATCH)
 
 
 def test_unreadable_manifest(root: Path, engine: Engine) -> None:
-    paths_of(root).manifest.write_text("{not json")
+    paths_of(root).served_manifest.write_text("{not json")
     assert_fails_closed(root, engine, ErrorCode.CATALOG_UNAVAILABLE)
     assert_recovers_after_rebuild(root, engine)
 

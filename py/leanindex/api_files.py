@@ -23,16 +23,9 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .catalog.manifest import MANIFEST_SCHEMA, Manifest
-from .checker.models import CheckRequest, CheckResponse
 from .engine import Engine
 from .errors import ErrorResponse
-from .models import (
-    EnvironmentsResponse,
-    InspectRequest,
-    InspectResponse,
-    SearchRequest,
-    SearchResponse,
-)
+from .models import EnvironmentsResponse
 from .records import STREAM_FORMAT, DeclarationRecord, FooterRecord, HeaderRecord
 
 API_DIR = "api"
@@ -52,6 +45,21 @@ def _schema_of(models: list[tuple[type[BaseModel], Mode]]) -> tuple[list[dict[st
     return [refs[key] for key in models], definitions["$defs"]
 
 
+def _schema_document(name: str, title: str, version: str, description: str, **body: Any) -> str:
+    """The text of the JSON Schema file `api/<name>`: dialect, id, title, version, description,
+    then `body` (the schema proper and its `$defs`)."""
+    return render(
+        {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "$id": f"urn:leanindex:api:{name}",
+            "title": title,
+            "version": version,
+            "description": description,
+            **body,
+        }
+    )
+
+
 def declarations_schema() -> str:
     """`api/declarations.schema.json`: one line of a `leanindex.declarations/v1` stream is one
     of `records.HeaderRecord`, `records.DeclarationRecord`, `records.FooterRecord`.
@@ -61,66 +69,59 @@ def declarations_schema() -> str:
     the builder (`leanindex.catalog.stream.read_stream`).
     """
     refs, definitions = _schema_of([(HeaderRecord, "validation"), (DeclarationRecord, "validation"), (FooterRecord, "validation")])
-    return render(
-        {
-            "$schema": JSON_SCHEMA_DIALECT,
-            "$id": "urn:leanindex:api:declarations.schema.json",
-            "title": STREAM_FORMAT,
-            "version": STREAM_FORMAT.rsplit("/", 1)[1],
-            "description": (
-                f"One line of a {STREAM_FORMAT} declaration stream (NDJSON): the first line is a header, "
-                "then one declaration per constant in Lean's Name.lt order, then a footer with the count. "
-                "Ordering, uniqueness, name/components agreement and the footer count are checked by the "
-                "catalog builder, not by this schema."
-            ),
-            "oneOf": refs,
-            "$defs": definitions,
-        }
+    return _schema_document(
+        "declarations.schema.json",
+        STREAM_FORMAT,
+        STREAM_FORMAT.rsplit("/", 1)[1],
+        f"One line of a {STREAM_FORMAT} declaration stream (NDJSON): the first line is a header, "
+        "then one declaration per constant in Lean's Name.lt order, then a footer with the count. "
+        "Ordering, uniqueness, name/components agreement and the footer count are checked by the "
+        "catalog builder, not by this schema.",
+        oneOf=refs,
+        **{"$defs": definitions},
     )
 
 
-_REQUESTS: list[type[BaseModel]] = [SearchRequest, InspectRequest, CheckRequest]
-_RESPONSES: list[type[BaseModel]] = [SearchResponse, InspectResponse, CheckResponse, EnvironmentsResponse, ErrorResponse]
+def _tools() -> list[Any]:
+    """Every tool a server can offer (`service.tools.server_tools`), for the documents only."""
+    from .service.gate import CallGate
+    from .service.tools import server_tools
+
+    return server_tools(_unused_engine(), CallGate(1, 1.0), checker=None)
 
 
 def models_schema() -> str:
-    """`api/models.schema.json`: the request models (as accepted) and the response and error
-    models (as sent) of `leanindex.models`, every one under `$defs` by its class name."""
-    refs, definitions = _schema_of([(m, "validation") for m in _REQUESTS] + [(m, "serialization") for m in _RESPONSES])
-    return render(
-        {
-            "$schema": JSON_SCHEMA_DIALECT,
-            "$id": "urn:leanindex:api:models.schema.json",
-            "title": "leanindex request, response and error models",
-            "version": "v1",
-            "description": (
-                "Requests and responses of lean.declaration.search, lean.declaration.inspect and lean.check, the "
-                "environment list, and the shared error object, as every surface (library, CLI, HTTP, MCP) "
-                "sends and accepts them."
-            ),
-            "anyOf": refs,
-            "$defs": definitions,
-        }
+    """`api/models.schema.json`: each tool's request model (as accepted) and response model (as
+    sent), then the environment list and the error object, every one under `$defs` by its class
+    name."""
+    tools = _tools()
+    responses = [t.response_model for t in tools] + [EnvironmentsResponse, ErrorResponse]
+    refs, definitions = _schema_of([(t.request_model, "validation") for t in tools] + [(m, "serialization") for m in responses])
+    return _schema_document(
+        "models.schema.json",
+        "leanindex request, response and error models",
+        "v1",
+        f"Requests and responses of {', '.join(t.name for t in tools[:-1])} and {tools[-1].name}, the "
+        "environment list, and the shared error object, as every surface (library, CLI, HTTP, MCP) "
+        "sends and accepts them.",
+        anyOf=refs,
+        **{"$defs": definitions},
     )
 
 
 def manifest_schema() -> str:
     """`api/manifest.schema.json`: an environment manifest (`catalog.manifest.Manifest`)."""
     refs, definitions = _schema_of([(Manifest, "validation")])
-    return render(
-        {
-            "$schema": JSON_SCHEMA_DIALECT,
-            "$id": "urn:leanindex:api:manifest.schema.json",
-            "title": MANIFEST_SCHEMA,
-            "version": MANIFEST_SCHEMA.rsplit("/", 1)[1],
-            "description": (
-                "manifests/<profile>.json: binds catalog/<profile>/ to the environment it was built from; "
-                "environment_digest is the sha256 of the canonical JSON of every field but catalog and "
-                "environment_digest."
-            ),
-            "$ref": refs[0]["$ref"],
-            "$defs": definitions,
-        }
+    return _schema_document(
+        "manifest.schema.json",
+        MANIFEST_SCHEMA,
+        MANIFEST_SCHEMA.rsplit("/", 1)[1],
+        "catalog/<profile>/manifest.json (served; pinned copy at manifests/<profile>.json): binds "
+        "catalog/<profile>/ to the environment it was built from; "
+        "environment_digest is the sha256 of the canonical JSON of every field but catalog, "
+        "environment_digest and manifest_digest (the environment's identity); manifest_digest is "
+        "the sha256 of the canonical JSON of every field but itself.",
+        **{"$ref": refs[0]["$ref"], "$defs": definitions},
     )
 
 
@@ -142,11 +143,9 @@ def mcp_tools_document() -> str:
     """`api/mcp-tools.json`: `{"server": "leanindex", "tools": [...]}` with every tool a server
     can offer (`service.tools.server_tools`, `lean.check` included) as `tools/list` gives it
     (camelCase wire names: `inputSchema`, `outputSchema`, ...)."""
-    from .service.gate import CallGate
     from .service.mcp import SERVER_NAME, tool_definitions
-    from .service.tools import server_tools
 
-    tools = tool_definitions(server_tools(_unused_engine(), CallGate(1, 1.0), checker=None))
+    tools = tool_definitions(_tools())
     return render({"server": SERVER_NAME, "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]})
 
 

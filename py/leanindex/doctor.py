@@ -237,7 +237,7 @@ def profile_checks(root: Path) -> list[Check]:
     for profile in sorted(set(load_profiles()) | {EMBEDDED_PROFILE} | set(discover_profiles(root))):
         paths = CatalogPaths.of(root, profile)
         name = f"profile {profile}"
-        if not paths.manifest.is_file():
+        if not paths.manifest.is_file() and not paths.served_manifest.is_file():
             checks.append(Check(use="search", name=name, status="missing", detail=f"no manifest at {paths.manifest}", fix=catalog_fixes(profile, root_flag)))
             continue
         try:

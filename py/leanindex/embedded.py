@@ -36,7 +36,7 @@ def embedded_catalog(root: str | Path) -> Manifest | None:
     """The manifest of the embedded import under `root` when it is there and verifies (every
     file's sha256 against the manifest, the lean4 commit the archive's); None otherwise."""
     paths = CatalogPaths.of(root, EMBEDDED_PROFILE)
-    if not paths.manifest.is_file():
+    if not paths.manifest.is_file() and not paths.served_manifest.is_file():
         return None
     try:
         manifest = verify_catalog(paths)

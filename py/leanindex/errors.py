@@ -30,6 +30,9 @@ class ErrorCode(StrEnum):
     TIMEOUT = "timeout"
     BUSY = "busy"
     BACKEND_ERROR = "backend_error"
+    STORAGE_FULL = "storage_full"
+    IO_ERROR = "io_error"
+    INTERNAL_ERROR = "internal_error"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -47,6 +50,9 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 504,
     ErrorCode.BUSY: 429,
     ErrorCode.BACKEND_ERROR: 502,
+    ErrorCode.STORAGE_FULL: 507,
+    ErrorCode.IO_ERROR: 500,
+    ErrorCode.INTERNAL_ERROR: 500,
 }
 
 class Outcome(StrEnum):
@@ -94,6 +100,9 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.TIMEOUT: 9,
     ErrorCode.BUSY: 10,
     ErrorCode.BACKEND_ERROR: 11,
+    ErrorCode.STORAGE_FULL: 16,
+    ErrorCode.IO_ERROR: 17,
+    ErrorCode.INTERNAL_ERROR: 18,
 }
 
 

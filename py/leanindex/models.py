@@ -12,7 +12,7 @@ from copy import copy
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, create_model, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, create_model, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -29,10 +29,25 @@ ProfileId = Annotated[
     StringConstraints(pattern=PROFILE_ID_PATTERN),
     Field(description="Profile id such as CORE or MATHLIB; case-insensitive."),
 ]
+#: What `names.parse_name` reads (the engine refuses any other name with `invalid_request`), as
+#: a JSON Schema pattern: dot-separated components, each `«...»` (no `»` inside), a number
+#: without a leading zero, or text without `.`, `«` and `»` that is not all ASCII digits.
+_COMPONENT = r"(?:«[^»]*»|0|[1-9][0-9]*|[0-9]*[^.«»0-9][^.«»]*)"
+NAME_PATTERN = rf"^{_COMPONENT}(?:\.{_COMPONENT})*$"
+
 DeclarationName = Annotated[
     str,
     StringConstraints(min_length=1, max_length=1024),
-    Field(description="A full Lean name as Lean prints it, e.g. `Nat.add_comm` or `Foo.«bar baz»`."),
+    # In the schema only: the engine's parser enforces it with a message naming the fault.
+    Field(
+        description="A full Lean name as Lean prints it, e.g. `Nat.add_comm` or `Foo.«bar baz»`.",
+        json_schema_extra={"pattern": NAME_PATTERN},
+    ),
+]
+ModuleName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=1024),
+    Field(description="A module name, e.g. `Mathlib.Analysis`."),
 ]
 
 
@@ -107,13 +122,26 @@ class TypePattern(Frozen):
 class SearchRequest(Frozen):
     """A bounded search (`lean.declaration.search`, `POST /v1/declarations/search`).
 
-    At least one of `name_contains` and `type_pattern` is required; all given filters must
-    hold. `after` is the `next_cursor` of a previous response with the same filters.
+    At least one of `name_contains` and `type_pattern` is required (stated in the JSON Schema
+    as `anyOf`; the engine refuses a request without either); all given filters must hold.
+    `after` is the `next_cursor` of a previous response with the same filters.
     """
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["name_contains"], "properties": {"name_contains": {"type": "string"}}},
+                {"required": ["type_pattern"], "properties": {"type_pattern": {"type": "object"}}},
+            ]
+        }
+    )
 
     environment: ProfileId
     name_contains: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
-        default=None, description="Case-sensitive substring of the printed name."
+        default=None,
+        description="Case-sensitive substring of the printed name.",
+        # In the schema only: `_no_nul` enforces it with its own message.
+        json_schema_extra={"pattern": "^[^\\u0000]*$"},
     )
     type_pattern: TypePattern | None = None
     namespace_prefixes: Annotated[list[DeclarationName], Field(min_length=1, max_length=16)] | None = Field(
@@ -121,7 +149,7 @@ class SearchRequest(Frozen):
         description="A name matches when one prefix's components are a proper leading part of its components.",
     )
     kinds: Annotated[list[Kind], Field(min_length=1, max_length=8)] | None = None
-    module_prefixes: Annotated[list[DeclarationName], Field(min_length=1, max_length=16)] | None = Field(
+    module_prefixes: Annotated[list[ModuleName], Field(min_length=1, max_length=16)] | None = Field(
         default=None, description="A module matches when it equals a prefix or lies under one."
     )
     result_limit: Annotated[int, Field(ge=1, le=50)] = 10

@@ -2,19 +2,20 @@
 
 The stream is validated and written in fixed-size row groups while it is read (memory bounded
 by `ROW_GROUP_ROWS` records), then DuckDB builds the serving tables from the Parquet file
-(out of core), then the index arrays are written. Everything happens in a fresh folder under
-`catalog/.builds/`; only when all of it succeeded is `catalog/<profile>` switched to it (an
-atomic symlink replacement) and the manifest written. Any failure removes the folder and leaves
-an earlier catalog of the profile exactly as it was.
+(out of core), then the index arrays and the manifest are written. Everything happens in a
+fresh folder under `catalog/.builds/`; only when all of it succeeded is `catalog/<profile>`
+switched to it (an atomic symlink replacement: the one switch point, carrying the catalog and
+its manifest together), then the pinned copy `manifests/<profile>.json` is written. Any failure,
+including one writing the pinned copy, switches the link back, removes the folder and leaves an
+earlier catalog of the profile served exactly as it was; a build killed at any moment leaves
+the old or the new unit served, whole.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import platform
-import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -31,10 +32,12 @@ import pyarrow.parquet as pq
 from ..errors import ErrorCode, LeanIndexError
 from ..names import namespace_key
 from ..records import KIND_ORDER, DeclarationRecord
+from ..storage import free_bytes, storage_failure, tree_bytes
 from ..version import __version__
 from . import columns
+from .cleanup import builds_lock, remove_stale_builds
 from .index import write_index
-from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths, connect_duckdb
+from .layout import DATABASE_FILE, DECLARATIONS_FILE, MANIFEST_FILE, CatalogPaths, connect_duckdb
 from .manifest import (
     CatalogDigests,
     ExtractorIdentity,
@@ -42,7 +45,6 @@ from .manifest import (
     PackageRevision,
     SourceInfo,
     SourceKind,
-    environment_digest,
     file_sha256,
     mathlib_commit_of,
     module_list_sha256,
@@ -102,8 +104,11 @@ def build_catalog(
     """Validate `lines` (a `leanindex.declarations/v1` stream) and publish it as `profile`.
 
     Returns the new manifest (also written to `ROOT/manifests/<profile>.json`). Raises
-    `LeanIndexError(invalid_stream)` naming the first bad line, or `invalid_request` for a bad
-    profile id; in every failure nothing under `root` changes. `on_line(n)` is called as lines
+    `LeanIndexError(invalid_stream)` naming the first bad line, `invalid_request` for a bad
+    profile id, `storage_full` (with the path, the free bytes and a lower bound on the bytes
+    needed) or `io_error` when a write fails; in every failure nothing under `root` changes
+    except that build folders left by killed builds are removed first (logged on
+    `leanindex.catalog` with the bytes reclaimed). `on_line(n)` is called as lines
     are read, for progress reporting.
     """
     facts = facts or EnvironmentFacts()
@@ -121,10 +126,12 @@ def build_catalog(
 @contextmanager
 def staged_build(root: str | Path, profile: str) -> Iterator[tuple[CatalogPaths, Path]]:
     """A fresh, empty build folder for `profile` under `ROOT/catalog/.builds/`, held under the
-    builds lock; the one place every catalog (built, imported, pulled) is staged before
-    `publish`. Yields `(paths, build_dir)`. When the body raises, the folder (and any folder
-    this created) is removed, so nothing under `root` changes. Raises `invalid_request` for a
-    bad profile id."""
+    builds lock: the one place every catalog (built, imported, pulled) is staged before
+    `publish`. Yields `(paths, build_dir)`. Build folders left by killed builds are removed
+    first (logged on `leanindex.catalog` with the bytes reclaimed). When the body raises, the
+    folder (and any folder this created) is removed, so nothing else under `root` changes; a
+    write that failed becomes `storage_full` (with the path, the free bytes and a lower bound on
+    the bytes needed) or `io_error`. Raises `invalid_request` for a bad profile id."""
     paths = CatalogPaths.of(root, profile)
     created: list[Path] = []  # deepest first, so they can be removed in order
     folder = paths.builds_dir
@@ -132,28 +139,32 @@ def staged_build(root: str | Path, profile: str) -> Iterator[tuple[CatalogPaths,
         created.append(folder)
         folder = folder.parent
     paths.builds_dir.mkdir(parents=True, exist_ok=True)
-    with _builds_lock(paths.builds_dir):
+    # Builds under one root run one at a time (the lock), so two builds of a profile cannot
+    # interleave their switch and pinned write, and every unlinked build folder is stale.
+    with builds_lock(paths.builds_dir):
+        remove_stale_builds(paths.root)
+        free_at_start = free_bytes(paths.builds_dir)
         build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
         build_dir.mkdir()
         try:
             yield paths, build_dir
-        except BaseException:
+        except BaseException as error:
+            # A build that ran out of space needed more than was free when it started (and more
+            # than it had written, should another writer have freed space meanwhile).
+            needed = max(free_at_start, tree_bytes(build_dir)) + 1
             shutil.rmtree(build_dir, ignore_errors=True)
             _remove_if_empty(created)
+            coded = storage_failure(error, fallback=build_dir, needed_bytes=needed) if not isinstance(error, LeanIndexError) else None
+            if coded is not None:
+                raise coded from None
             raise
 
 
-@contextmanager
-def _builds_lock(builds_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `catalog/.builds/` for a whole build: builds under one root
-    run one at a time, so two builds of a profile cannot interleave their link switch and
-    manifest write, and every other build folder of the profile is known to be stale."""
-    fd = os.open(builds_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+def publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
+    """Inside `staged_build` only: write `manifest` into `build_dir` (the manifest served with
+    the catalog), then switch the profile to it (`_publish`)."""
+    write_atomically(build_dir / MANIFEST_FILE, manifest.to_json())
+    _publish(paths, build_dir, manifest)
 
 
 def _remove_if_empty(folders: Iterable[Path]) -> None:
@@ -340,9 +351,9 @@ def _manifest(
         "source": SourceInfo(kind=facts.source, approximate_fields=approximate, commits=dict(header.source_commits)),
     }
     draft = Manifest.model_validate(
-        {**fields, "environment_digest": "", "catalog": _digests(summary.count, visible, files)}
+        {**fields, "environment_digest": "", "manifest_digest": "", "catalog": _digests(summary.count, visible, files)}
     )
-    return draft.model_copy(update={"environment_digest": environment_digest(draft.identity())})
+    return draft.sealed()
 
 
 def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:
@@ -357,33 +368,36 @@ def _digests(count: int, visible: int, files: dict[str, str]) -> CatalogDigests:
     )
 
 
-def publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
-    """Inside `staged_build` only: point `catalog/<profile>` at `build_dir` atomically, write the manifest, and remove this
-    profile's other (stale) builds. Between the link switch and the manifest write, a reader
-    that checks sees files that do not match the manifest and fails closed (`digest_mismatch`)
-    for that instant; it never sees a partial catalog."""
+def _publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
+    """Point `catalog/<profile>` at `build_dir` (which holds its manifest) atomically, write the
+    pinned manifest, and remove the build folders no link points at any more.
+
+    When the pinned manifest cannot be written, the link is switched back to what it was (or
+    removed, on a first build) before the error propagates, so the failed build is not served."""
     link = paths.catalog_dir
+    aside = None
     if link.exists() and not link.is_symlink():
         # A catalog folder from elsewhere (copied in by hand): keep it aside, never delete it.
         aside = paths.builds_dir / f"{paths.profile}-replaced-{uuid.uuid4().hex[:8]}"
         link.rename(aside)
-    staged = link.parent / f".{paths.profile}.link-{uuid.uuid4().hex[:8]}"
-    os.symlink(os.path.relpath(build_dir, link.parent), staged)
+    previous = os.readlink(link) if link.is_symlink() else None
+    _switch_link(link, os.path.relpath(build_dir, link.parent))
+    try:
+        write_atomically(paths.manifest, manifest.to_json())
+    except BaseException:
+        if previous is not None:
+            _switch_link(link, previous)
+        else:
+            link.unlink()
+            if aside is not None:
+                aside.rename(link)
+        raise
+    # The folder the link pointed at is now stale too.
+    remove_stale_builds(paths.root)
+
+
+def _switch_link(link: Path, target: str) -> None:
+    """Make `link` a symlink to `target` in one `rename` (readers see the old or the new one)."""
+    staged = link.parent / f".{link.name}.link-{uuid.uuid4().hex[:8]}"
+    os.symlink(target, staged)
     os.replace(staged, link)
-    write_atomically(paths.manifest, manifest.to_json())
-    # Under the builds lock no other build runs, so every other build folder of this profile
-    # (the one the link pointed at, and any left by a killed build) is stale.
-    for folder in paths.builds_dir.iterdir():
-        if folder.is_dir() and _is_own_build(folder, paths) and folder.resolve() != build_dir.resolve():
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _is_own_build(folder: Path, paths: CatalogPaths) -> bool:
-    """True for a build folder this builder made for this profile. A link someone pointed
-    elsewhere (another profile's build, a folder outside the root) is left alone on rebuild."""
-    resolved = folder.resolve()
-    return (
-        resolved.parent == paths.builds_dir.resolve()
-        and re.fullmatch(rf"{re.escape(paths.profile)}-\d{{8}}T\d{{6}}-[0-9a-f]{{8}}", resolved.name) is not None
-    )
-

@@ -1,9 +1,12 @@
 """Where a profile's catalog and manifest live under a root folder.
 
 `ROOT/catalog/<profile>` is a symbolic link to a complete build folder under
-`ROOT/catalog/.builds/`; replacing the link is atomic, so a reader sees either the old
-complete catalog or the new complete one, never a partial one. `ROOT/manifests/<profile>.json`
-binds the catalog to its environment.
+`ROOT/catalog/.builds/`, which holds the catalog files AND the manifest that binds them to their
+environment (`manifest.json`). Replacing the link is the one switch point of a publish: a
+reader sees either the old complete catalog with its manifest or the new one with its own,
+never a partial one or a catalog paired with another build's manifest. Serving reads only that
+unit. `ROOT/manifests/<profile>.json` is the pinned copy of the served manifest that CI commits
+and diffs; it is written after the switch and brought back in line by `catalog verify`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ..models import PROFILE_ID_PATTERN, normalize_profile
 
 DECLARATIONS_FILE = "declarations.parquet"
 DATABASE_FILE = "catalog.duckdb"
+MANIFEST_FILE = "manifest.json"
 
 
 def connect_duckdb(path: Path | None = None, read_only: bool = False, memory_limit: str = "1GB") -> duckdb.DuckDBPyConnection:
@@ -61,8 +65,14 @@ class CatalogPaths:
 
     @property
     def manifest(self) -> Path:
-        """`ROOT/manifests/<profile>.json`."""
+        """`ROOT/manifests/<profile>.json`: the pinned copy of the served manifest (for CI and
+        people; serving never reads it)."""
         return self.root / "manifests" / f"{self.profile}.json"
+
+    @property
+    def served_manifest(self) -> Path:
+        """`ROOT/catalog/<profile>/manifest.json`: the manifest switched in with the catalog."""
+        return self.catalog_dir / MANIFEST_FILE
 
     @classmethod
     def of(cls, root: str | Path, profile: str) -> CatalogPaths:
@@ -71,10 +81,8 @@ class CatalogPaths:
 
 
 def discover_profiles(root: str | Path) -> list[str]:
-    """Profile ids (lower case, sorted) that have a manifest under `root/manifests/`."""
-    manifests = Path(root) / "manifests"
-    if not manifests.is_dir():
-        return []
-    return sorted(
-        p.stem for p in manifests.glob("*.json") if re.fullmatch(PROFILE_ID_PATTERN, p.stem) and p.stem == p.stem.lower()
-    )
+    """Profile ids (lower case, sorted) that have a pinned manifest under `root/manifests/` or a
+    served catalog (a `catalog/<profile>` holding a manifest)."""
+    pinned = {p.stem for p in (Path(root) / "manifests").glob("*.json")}
+    served = {p.parent.name for p in (Path(root) / "catalog").glob(f"*/{MANIFEST_FILE}")}
+    return sorted(p for p in pinned | served if re.fullmatch(PROFILE_ID_PATTERN, p) and p == p.lower())

@@ -3,8 +3,11 @@
 A manifest binds `catalog/<profile>/` to its environment: the imports, the Lean version and
 commit, the toolchain line, every Lake package's exact revision, a digest over every loaded
 module's `.olean`, the extractor, and the sha256 of each catalog file. `environment_digest` is
-the sha256 of the canonical JSON of the identity fields (everything but `catalog` and the
-digest itself), so two catalogs of the same environment share it whatever their build time.
+the sha256 of the canonical JSON of the identity fields (everything but `catalog` and the two
+digests), so two catalogs of the same environment share it whatever their build time.
+`manifest_digest` is the sha256 of the canonical JSON of every other field (identity, catalog
+counts and digests, builder version, build time, and `environment_digest`), so no field can be
+edited without verification noticing.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity, display_profile
 from ..records import LeanInfo
+from ..storage import storage_failure
 
 MANIFEST_SCHEMA = "leanindex.environment-manifest/v1"
 SourceKind = Literal["lean", "doc-gen4", "stream"]
@@ -88,13 +92,25 @@ class Manifest(_Model):
     source: SourceInfo
     environment_digest: str
     catalog: CatalogDigests
+    manifest_digest: str
 
     def identity(self) -> dict[str, Any]:
         """The fields `environment_digest` covers, as JSON-ready data."""
         data = self.model_dump(mode="json", by_alias=True)
-        for key in ("catalog", "environment_digest"):
+        for key in ("catalog", "environment_digest", "manifest_digest"):
             data.pop(key)
         return data
+
+    def content(self) -> dict[str, Any]:
+        """The fields `manifest_digest` covers (all but itself), as JSON-ready data."""
+        data = self.model_dump(mode="json", by_alias=True)
+        data.pop("manifest_digest")
+        return data
+
+    def sealed(self) -> Manifest:
+        """This manifest with both digests computed from its other fields."""
+        with_identity = self.model_copy(update={"environment_digest": environment_digest(self.identity())})
+        return with_identity.model_copy(update={"manifest_digest": manifest_digest(with_identity.content())})
 
     def to_json(self) -> str:
         """Stable, human-diffable JSON (sorted keys, two-space indent, trailing newline)."""
@@ -109,6 +125,11 @@ def canonical_json(value: Any) -> bytes:
 def environment_digest(identity: dict[str, Any]) -> str:
     """sha256 (hex) of the canonical JSON of a manifest's identity fields."""
     return hashlib.sha256(canonical_json(identity)).hexdigest()
+
+
+def manifest_digest(content: dict[str, Any]) -> str:
+    """sha256 (hex) of the canonical JSON of a manifest's fields other than `manifest_digest`."""
+    return hashlib.sha256(canonical_json(content)).hexdigest()
 
 
 def module_list_sha256(modules: list[str]) -> str:
@@ -160,7 +181,8 @@ def read_manifest(path: Path) -> Manifest:
 
     Raises `LeanIndexError(catalog_unavailable)` when it is missing or unreadable, and
     `LeanIndexError(digest_mismatch)` when its `environment_digest` does not match its identity
-    fields (a hand-edited manifest).
+    fields or its `manifest_digest` does not match its other fields (a hand-edited manifest);
+    `details.field` names the digest that failed.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -176,27 +198,43 @@ def read_manifest(path: Path) -> Manifest:
             f"{path} is not a valid {MANIFEST_SCHEMA} manifest: {error.errors()[0]['msg']}",
             {"path": str(path)},
         ) from None
-    expected = environment_digest(manifest.identity())
-    if manifest.environment_digest != expected:
-        raise LeanIndexError(
-            ErrorCode.DIGEST_MISMATCH,
-            f"{path}: environment_digest does not match the manifest's identity fields",
-            {"path": str(path), "recorded": manifest.environment_digest, "computed": expected},
-        )
+    checks = (
+        ("environment_digest", manifest.environment_digest, environment_digest(manifest.identity()), "identity fields"),
+        ("manifest_digest", manifest.manifest_digest, manifest_digest(manifest.content()), "fields (one was edited after the build)"),
+    )
+    for field, recorded, computed, covered in checks:
+        if recorded != computed:
+            raise LeanIndexError(
+                ErrorCode.DIGEST_MISMATCH,
+                f"{path}: {field} does not match the manifest's {covered}",
+                {"path": str(path), "field": field, "recorded": recorded, "computed": computed},
+            )
     return manifest
 
 
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file and `os.replace`, so readers see the old
-    or the new file whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    or the new file whole. Raises `LeanIndexError` `storage_full` or `io_error` (naming `path`)
+    when it cannot, leaving the old file as it was."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as error:
+        raise _write_failure(error, path, text) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise _write_failure(error, path, text) from None
         raise
+
+
+def _write_failure(error: OSError, path: Path, text: str) -> LeanIndexError:
+    coded = storage_failure(error, path=path, needed_bytes=len(text.encode()))
+    assert coded is not None  # every OSError is coded
+    return coded

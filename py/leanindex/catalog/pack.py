@@ -72,7 +72,7 @@ def pack_catalog(root: str | Path, profile: str, output: str | Path) -> Path:
     fd, scratch = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            tar.add(paths.manifest, arcname=MANIFEST_MEMBER, filter=_plain)
+            tar.add(paths.served_manifest, arcname=MANIFEST_MEMBER, filter=_plain)
             for relative in sorted(manifest.catalog.files):
                 tar.add(paths.catalog_dir / relative, arcname=CATALOG_PREFIX + relative, filter=_plain)
         os.replace(scratch, target)

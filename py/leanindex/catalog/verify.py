@@ -17,7 +17,8 @@ def catalog_files() -> list[str]:
 
 
 def verify_catalog(paths: CatalogPaths) -> Manifest:
-    """Recompute the sha256 of every file the manifest lists and compare.
+    """Recompute the sha256 of every file the served manifest (`catalog/<profile>/manifest.json`)
+    lists and compare.
 
     Every file of a complete catalog must be listed (a manifest that leaves one out is not
     trusted) and the manifest's two headline digests must equal its file list's. Changes that
@@ -27,19 +28,19 @@ def verify_catalog(paths: CatalogPaths) -> Manifest:
     `catalog_unavailable` when the manifest or a catalog file is missing or unreadable,
     `digest_mismatch` when a file's digest (or the manifest's own environment digest) differs.
     """
-    manifest = read_manifest(paths.manifest)
-    if manifest.profile != paths.profile:
-        raise LeanIndexError(
-            ErrorCode.DIGEST_MISMATCH,
-            f"{paths.manifest} describes profile {manifest.profile!r}, not {paths.profile!r}",
-            {"profile": paths.profile},
-        )
     if not paths.catalog_dir.is_dir():
         raise LeanIndexError(
             ErrorCode.CATALOG_UNAVAILABLE,
             f"no catalog for profile {paths.profile!r} at {paths.catalog_dir}; build it with "
             f"`leanindex catalog build --profile {paths.profile}`",
             {"profile": paths.profile, "path": str(paths.catalog_dir)},
+        )
+    manifest = read_manifest(paths.served_manifest)
+    if manifest.profile != paths.profile:
+        raise LeanIndexError(
+            ErrorCode.DIGEST_MISMATCH,
+            f"{paths.served_manifest} describes profile {manifest.profile!r}, not {paths.profile!r}",
+            {"profile": paths.profile},
         )
     files = manifest.catalog.files
     missing = sorted(set(catalog_files()) - set(files))
@@ -48,7 +49,7 @@ def verify_catalog(paths: CatalogPaths) -> Manifest:
     ) != manifest.catalog.catalog_duckdb_sha256:
         raise LeanIndexError(
             ErrorCode.DIGEST_MISMATCH,
-            f"{paths.manifest} does not describe a whole catalog"
+            f"{paths.served_manifest} does not describe a whole catalog"
             + (f" (files not listed: {', '.join(missing)})" if missing else " (its digests disagree)"),
             {"profile": paths.profile, "unlisted": missing},
         )

@@ -1,7 +1,8 @@
 """Checker configuration, one per profile, and where its facts come from.
 
-`CheckerConfig.for_profile(root, profile, ...)` reads `ROOT/manifests/<profile>.json` when it
-exists (imports and environment identity come from the manifest); otherwise the imports must
+`CheckerConfig.for_profile(root, profile, ...)` reads the profile's manifest when there is one
+(the served `ROOT/catalog/<profile>/manifest.json`, else the pinned `ROOT/manifests/<profile>.json`;
+imports and environment identity come from it); otherwise the imports must
 be given and the identity fields are null apart from the profile id and a digest of the
 configuration's imports.
 """
@@ -92,15 +93,19 @@ class CheckerConfig(Frozen):
     ) -> CheckerConfig:
         """A config for `profile` under `root`.
 
-        With `ROOT/manifests/<profile>.json` present, the manifest gives the imports and the
+        With a manifest present (the served `ROOT/catalog/<profile>/manifest.json`, else the pinned
+        `ROOT/manifests/<profile>.json`), it gives the imports and the
         identity (a given `imports` must then equal the manifest's); without it `imports` is
         required. Raises `LeanIndexError`: `unknown_environment` (no manifest and no imports),
         `invalid_request` (imports disagree with the manifest, bad profile id, missing paths),
         `digest_mismatch`/`catalog_unavailable` from reading a broken manifest.
         """
         paths = CatalogPaths.of(root, profile)
-        if paths.manifest.exists():
-            manifest = read_manifest(paths.manifest)
+        # The served manifest is the one switched in with the catalog; the pinned copy can lag
+        # behind it after a build killed between the switch and the copy.
+        source = paths.served_manifest if paths.served_manifest.exists() else paths.manifest
+        if source.exists():
+            manifest = read_manifest(source)
             if imports is not None and list(imports) != list(manifest.imports):
                 raise LeanIndexError(
                     ErrorCode.INVALID_REQUEST,

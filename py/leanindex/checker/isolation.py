@@ -24,6 +24,7 @@ from ..errors import ErrorCode, LeanIndexError
 from ..lake.project import read_toolchain
 from .config import CheckerConfig
 from .models import Isolation
+from .scratch import server_scratch
 
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if os.uname().sysname == "Linux" else None
@@ -92,6 +93,8 @@ class Sandbox:
 def make_sandbox(config: CheckerConfig) -> Sandbox:
     """A fresh sandbox for one REPL process of `config`'s profile.
 
+    The working directory (also HOME and TMPDIR) is made under this server's scratch folder
+    (`scratch.server_scratch`), which the next start removes if this process is killed.
     RLIMIT_NPROC counts every process of the user, so its value is the user's current count
     plus `max_processes`; RLIMIT_CPU bounds the worker's whole life, the per-check wall-clock
     timeout bounds each check.
@@ -112,7 +115,7 @@ def make_sandbox(config: CheckerConfig) -> Sandbox:
             f"the project {config.project_dir} has no lean-toolchain, so the REPL's Lean version cannot be pinned",
             {"project": str(config.project_dir)},
         )
-    workdir = Path(tempfile.mkdtemp(prefix=f"leanindex-repl-{config.profile}-"))
+    workdir = Path(tempfile.mkdtemp(prefix=f"leanindex-repl-{config.profile}-", dir=server_scratch()))
     env = {
         "PATH": os.pathsep.join(dict.fromkeys([str(config.lake_path.parent), "/usr/local/bin", "/usr/bin", "/bin"])),
         "HOME": str(workdir),

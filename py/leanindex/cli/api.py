@@ -7,7 +7,7 @@ import click
 from ..api_files import API_DIR, check_all, write_all
 from ..errors import OUTCOME_EXIT, Outcome
 from . import main
-from .output import stderr, stdout
+from .output import handles_errors, stderr, stdout
 
 @main.group()
 def api() -> None:
@@ -23,6 +23,7 @@ def api() -> None:
     help="Repository root; files go to ROOT/api/.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 14 and name the files that differ from the code.")
+@handles_errors(json_flag=None)
 def export(root: str, check: bool) -> None:
     """Write the api/ files from the models in code, or check that the committed ones match."""
     if check:

@@ -8,22 +8,25 @@ from pathlib import Path
 import click
 
 from ..catalog.builder import build_catalog
+from ..catalog.cleanup import clean_unless_building
 from ..catalog.diff import CatalogDiff, diff_catalog
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import Manifest, read_manifest
+from ..catalog.pinned import pin_manifest
 from ..catalog.stream import iter_lines
 from ..catalog.verify import verify_catalog
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from ..lake.build import ProfileBuild, build_profile
 from ..models import display_profile
 from . import main
-from .output import emit_json, handles_errors, json_option, root_option, stdout
+from .output import emit_json, handles_errors, json_option, report_on_stderr, root_option, stdout
 from .progress import constant_progress
 
 
 @main.group()
 def catalog() -> None:
     """Build, verify and compare catalogs."""
+    report_on_stderr("leanindex.catalog")
 
 
 def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
@@ -130,13 +133,31 @@ def build(
 @json_option
 @handles_errors()
 def verify(profile: str, root: str, as_json: bool) -> None:
-    """Recompute every catalog file's sha256 and compare it with the manifest."""
+    """Recompute every catalog file's sha256 and compare it with the served manifest; then make
+    the pinned manifests/<profile>.json equal to it (`pinned_manifest`: current, written or
+    rewritten), and remove build folders left by killed builds (`stale_builds`, with the bytes
+    reclaimed; skipped while a build runs)."""
     paths = CatalogPaths.of(root, profile)
+    # First, so that a catalog that fails verification does not keep the space either (the
+    # space reclaimed is then reported on stderr only).
+    stale = clean_unless_building(paths.root)
     manifest = verify_catalog(paths)
+    pinned = pin_manifest(paths, manifest)
     if as_json:
-        emit_json({"profile": manifest.profile, "verified": True, "environment_digest": manifest.environment_digest, "files": manifest.catalog.files})
+        emit_json(
+            {
+                "profile": manifest.profile,
+                "verified": True,
+                "environment_digest": manifest.environment_digest,
+                "files": manifest.catalog.files,
+                "pinned_manifest": pinned,
+                "stale_builds": stale.model_dump(),
+            }
+        )
     else:
-        stdout.print(f"verified: {len(manifest.catalog.files)} files match {paths.manifest}")
+        stdout.print(f"verified: {len(manifest.catalog.files)} files match {paths.served_manifest}")
+        stdout.print(f"pinned        {paths.manifest} {pinned}")
+        stdout.print(f"builds        {stale.summary()}")
         print_manifest_summary(manifest, paths)
 
 

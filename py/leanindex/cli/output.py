@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
 import click
+import duckdb
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 from ..errors import EXIT_STATUS, LeanIndexError
 from ..home import ROOT_ENV, default_root, resolve_root
+from ..storage import storage_failure
 from ..validation import invalid_request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,8 +32,9 @@ def emit_json(model: BaseModel | dict[str, Any]) -> None:
 
 
 def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
-    """Decorator: turn `LeanIndexError`/`ValidationError` into the error object (JSON mode) or a
-    message on stderr, and exit with the code's status."""
+    """Decorator: turn `LeanIndexError`/`ValidationError`, and a failed write (`OSError` or a
+    DuckDB I/O error, coded by `storage.storage_failure` as `storage_full` or `io_error`), into
+    the error object (JSON mode) or a message on stderr, and exit with the code's status."""
 
     def decorate(command: F) -> F:
         @wraps(command)
@@ -42,6 +46,11 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
                 failure = invalid_request(error.errors())
             except LeanIndexError as error:
                 failure = error
+            except (OSError, duckdb.Error) as error:
+                coded = storage_failure(error)
+                if coded is None:
+                    raise
+                failure = coded
             if as_json:
                 emit_json(failure.to_dict())
             else:
@@ -57,6 +66,20 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
         return run  # type: ignore[return-value]
 
     return decorate
+
+
+def report_on_stderr(logger_name: str) -> None:
+    """Show the INFO messages of a library logger (e.g. space reclaimed by a build) as plain
+    lines on stderr, once; stdout stays for the command's answer."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
+        logger.addHandler(_StderrLines())
+        logger.setLevel(logging.INFO)
+
+
+class _StderrLines(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(record.getMessage() + "\n")
 
 
 def _default_root(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:

@@ -16,6 +16,7 @@ from ..models import display_profile
 from ..service.config import TOKEN_ENV, ServiceConfig
 from ..service.gate import CallGate
 from ..service.logs import configure_logging
+from ..service.errorshape import SharedErrorH11Protocol
 from ..service.mcp import build_mcp_server, serve_stdio
 from ..service.tools import server_tools
 from . import main
@@ -138,6 +139,7 @@ def serve(
                 port=port,
                 log_config=None,
                 access_log=False,
+                http=SharedErrorH11Protocol,
                 # Open MCP streams would otherwise hold shutdown forever.
                 timeout_graceful_shutdown=5,
             )

@@ -1,8 +1,8 @@
 """The query engine: every profile under a root, verified before it serves.
 
-`Engine(root)` answers `search`, `inspect` and `environments` for each profile that has a
-manifest under `root/manifests/`. A profile is verified (every catalog file's sha256 against its
-manifest) when first used and again whenever a stat shows that its manifest, catalog link or a
+`Engine(root)` answers `search`, `inspect` and `environments` for each profile under `root`
+(a pinned manifest or a served catalog). A profile is verified (every catalog file's sha256
+against the manifest switched in with it) when first used and again whenever a stat shows that its manifest, catalog link or a
 catalog file changed; a failed verification fails closed with `catalog_unavailable` or
 `digest_mismatch` on every call until the catalog is whole again.
 """
@@ -10,6 +10,8 @@ catalog file changed; a failed verification fails closed with `catalog_unavailab
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
@@ -43,24 +45,44 @@ class Engine:
         self._profile_locks: dict[str, threading.Lock] = {}
 
     def profiles(self) -> list[str]:
-        """Profile ids (lower case) that have a manifest under the root."""
+        """Profile ids (lower case) under the root (a pinned manifest or a served catalog)."""
         return discover_profiles(self.root)
 
     def served_profile(self, environment: str) -> str | None:
         """`environment`'s display id (upper case) when it names a profile with a manifest under
-        the root, else None (a malformed id included). One stat, no listing of `manifests/`."""
+        the root (pinned, or served inside its catalog), else None (a malformed id included). At
+        most two stats, no listing of `manifests/`."""
         try:
             profile = normalize_profile(environment)
         except LeanIndexError:
             return None
-        return display_profile(profile) if CatalogPaths(self.root, profile).manifest.exists() else None
+        paths = CatalogPaths(self.root, profile)
+        return display_profile(profile) if paths.manifest.exists() or paths.served_manifest.exists() else None
 
     def catalog(self, environment: str) -> LoadedCatalog:
-        """The verified catalog of `environment` (any case).
+        """The verified catalog of `environment` (any case), for its manifest and identity; a
+        call that queries its database takes a `lease` instead.
 
         Raises `LeanIndexError`: `unknown_environment` (no manifest of that id, with the known
         ids in `details.known`), `catalog_unavailable` or `digest_mismatch`.
         """
+        return self._current(environment, lease=False)
+
+    @contextmanager
+    def lease(self, environment: str) -> Iterator[LoadedCatalog]:
+        """The verified catalog of `environment`, held for the block: a rebuild that swaps in a
+        newer catalog meanwhile does not close this one until the block ends. Raises as
+        `catalog`, and `catalog_unavailable` once the engine is closed."""
+        loaded = self._current(environment, lease=True)
+        try:
+            yield loaded
+        finally:
+            loaded.leases.release()
+
+    def _current(self, environment: str, lease: bool) -> LoadedCatalog:
+        """The loaded catalog of `environment`, re-verified and swapped when a stat shows a change
+        (the replaced one is retired, not closed under its users); with `lease`, a lease on it
+        taken under the profile lock, so no swap can retire it in between."""
         profile = normalize_profile(environment)
         paths = CatalogPaths.of(self.root, profile)
         # One lock per profile: re-hashing a large catalog must not hold up the others.
@@ -69,11 +91,11 @@ class Engine:
         with profile_lock:
             loaded = self._loaded.get(profile)
             if loaded is not None and loaded.unchanged():
-                return loaded
+                return self._held(loaded, lease)
             if loaded is not None:
                 del self._loaded[profile]
                 loaded.close()
-            if not paths.manifest.exists():
+            if not paths.manifest.exists() and not paths.served_manifest.exists():
                 known = [display_profile(p) for p in self.profiles()]
                 hint = (
                     f"known here: {', '.join(known)}"
@@ -87,15 +109,24 @@ class Engine:
                 )
             loaded = LoadedCatalog.open(paths)
             self._loaded[profile] = loaded
-            return loaded
+            return self._held(loaded, lease)
+
+    def _held(self, loaded: LoadedCatalog, lease: bool) -> LoadedCatalog:
+        if lease and not loaded.leases.acquire():
+            raise LeanIndexError(
+                ErrorCode.CATALOG_UNAVAILABLE, "the engine is closed", {"profile": loaded.paths.profile}
+            )
+        return loaded
 
     def search(self, request: SearchRequest) -> SearchResponse:
         """Run a bounded search; see `leanindex.engine.search.search`."""
-        return _search(self.catalog(request.environment), request)
+        with self.lease(request.environment) as loaded:
+            return _search(loaded, request)
 
     def inspect(self, request: InspectRequest) -> InspectResponse:
         """Look up one declaration; see `leanindex.engine.inspect.inspect`."""
-        return _inspect(self.catalog(request.environment), request)
+        with self.lease(request.environment) as loaded:
+            return _inspect(loaded, request)
 
     def environments(self) -> EnvironmentsResponse:
         """Every profile under the root with its identity and counts. A profile whose catalog
@@ -121,7 +152,7 @@ class Engine:
         return EnvironmentsResponse(environments=summaries)
 
     def close(self) -> None:
-        """Close every open catalog."""
+        """Retire every open catalog (each closes when its last call has finished)."""
         with self._lock:
             for loaded in self._loaded.values():
                 loaded.close()

@@ -126,18 +126,19 @@ class NamespacePrefixes(SearchFilter):
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
         index = catalog.index
-        self.inside = {
-            prefix: index.positions_in_namespace(namespace_key(parse_request_name(prefix, "namespace_prefixes")))
+        # One entry per prefix as given, repeats included: each gives its own match reason.
+        self.inside = [
+            (prefix, index.positions_in_namespace(namespace_key(parse_request_name(prefix, "namespace_prefixes"))))
             for prefix in request.namespace_prefixes or []
-        }
+        ]
 
     def positions(self) -> list[np.ndarray]:
         index = self.catalog.index
-        return [unique_positions(np.concatenate(list(self.inside.values())), index.size)]
+        return [unique_positions(np.concatenate([inside for _, inside in self.inside]), index.size)]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         pos = int(row["pos"])
-        return [MatchReason(filter="namespace_prefix", value=p) for p, inside in self.inside.items() if _contains(inside, pos)]
+        return [MatchReason(filter="namespace_prefix", value=p) for p, inside in self.inside if _contains(inside, pos)]
 
 
 class Kinds(SearchFilter):

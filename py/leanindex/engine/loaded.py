@@ -17,6 +17,7 @@ from ..catalog.manifest import Manifest, environment_identity
 from ..catalog.verify import verify_catalog
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
+from .lease import Leases
 
 FileStamp = tuple[int, int, int]
 
@@ -30,13 +31,13 @@ def _stamp(path: Path) -> FileStamp | None:
 
 
 def catalog_stamps(paths: CatalogPaths, files: list[str]) -> dict[str, object]:
-    """What must stay unchanged for a verification to hold: the manifest, the link target of
-    `catalog/<profile>`, and every catalog file (inode, size, mtime)."""
+    """What must stay unchanged for a verification to hold: the served manifest, the link target
+    of `catalog/<profile>`, and every catalog file (inode, size, mtime)."""
     try:
         target = os.readlink(paths.catalog_dir)
     except OSError:
         target = None
-    stamps: dict[str, object] = {"manifest": _stamp(paths.manifest), "link": target}
+    stamps: dict[str, object] = {"manifest": _stamp(paths.served_manifest), "link": target}
     for relative in files:
         stamps[relative] = _stamp(paths.catalog_dir / relative)
     return stamps
@@ -48,7 +49,8 @@ class LoadedCatalog:
 
     `constant_ids` maps each constant that occurs in some type to its posting-list id;
     `modules` lists module names by id. The database is opened read-only; each call uses its
-    own cursor, so a `LoadedCatalog` may be shared between threads.
+    own cursor, so a `LoadedCatalog` may be shared between threads. `leases` counts the calls
+    using it: `close()` retires it, and the database closes when the last of them has finished.
     """
 
     paths: CatalogPaths
@@ -61,6 +63,10 @@ class LoadedCatalog:
     stamps: dict[str, object]
     _names: list[str] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    leases: Leases = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.leases = Leases(self.database.close)
 
     @classmethod
     def open(cls, paths: CatalogPaths) -> LoadedCatalog:
@@ -98,8 +104,10 @@ class LoadedCatalog:
         return catalog_stamps(self.paths, list(self.manifest.catalog.files)) == self.stamps
 
     def close(self) -> None:
-        """Close the database connection (the memory maps go with the object)."""
-        self.database.close()
+        """Retire the catalog: no new lease is granted, and the database connection closes when
+        the last lease is released (at once when none is held). The memory maps go with the
+        object."""
+        self.leases.retire()
 
     def identity(self) -> EnvironmentIdentity:
         """The environment identity every response carries."""

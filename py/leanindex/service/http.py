@@ -58,7 +58,7 @@ from .metrics import ServiceMetrics
 from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
-from .tools import CHECK, INSPECT, SEARCH, server_tools
+from .tools import CHECK, INSPECT, SEARCH, ToolSpec, server_tools
 from .web import install_pages
 
 log = logging.getLogger("leanindex.http")
@@ -125,28 +125,43 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     app.state.metrics = metrics
     app.state.mcp_server = mcp_server
     app.state.tools = tools
+    _declaration_routes(app, engine, tools, gate, metrics)
+    _check_route(app, engine, tools)
+    _operation_routes(app, engine, gate, metrics)
+    install_pages(app, engine, tools, gate)
+    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
+    install_error_handlers(app)
+    install_middleware(app, config, metrics)
+    app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
+    return app
 
-    def label(request: Request, environment: str) -> str:
-        """Record the request's environment for logs and metrics, if it names a served profile
-        (anything else is `-`, so label values stay bounded)."""
-        served = engine.served_profile(environment)
-        if served is None:
-            return "-"
-        request.scope["state"][ENVIRONMENT_KEY] = served
-        return served
 
-    async def answer(request: Request, environment: str, pending: Awaitable[T]) -> T:
-        """Await an engine answer for `environment`, keeping the verification gauge current."""
-        name = label(request, environment)
-        try:
-            response = await pending
-        except LeanIndexError as error:
-            if error.code in _VERIFICATION_CODES and name != "-":
-                metrics.set_verified(name, False)
-            raise
-        if name != "-":
-            metrics.set_verified(name, True)
-        return response
+def _label(engine: Engine, request: Request, environment: str) -> str:
+    """Record the request's environment for logs and metrics, if it names a served profile
+    (anything else is `-`, so label values stay bounded)."""
+    served = engine.served_profile(environment)
+    if served is None:
+        return "-"
+    request.scope["state"][ENVIRONMENT_KEY] = served
+    return served
+
+
+async def _answer(engine: Engine, metrics: ServiceMetrics, request: Request, environment: str, pending: Awaitable[T]) -> T:
+    """Await an engine answer for `environment`, keeping the verification gauge current."""
+    name = _label(engine, request, environment)
+    try:
+        response = await pending
+    except LeanIndexError as error:
+        if error.code in _VERIFICATION_CODES and name != "-":
+            metrics.set_verified(name, False)
+        raise
+    if name != "-":
+        metrics.set_verified(name, True)
+    return response
+
+
+def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate: CallGate, metrics: ServiceMetrics) -> None:
+    """`GET /v1/environments`, `POST /v1/declarations/search`, `GET /v1/declarations/{name}`."""
 
     @app.get(
         "/v1/environments",
@@ -172,7 +187,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     async def search(request: Request, body: SearchRequest) -> SearchResponse:
         """Bounded search in Name.lt order (`lean.declaration.search`); see `SearchResponse` for
         the completeness signal and `next_cursor` paging."""
-        return await answer(request, body.environment, tools[SEARCH].call(body))
+        return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
 
     @app.get(
         "/v1/declarations/{name:leanname}",
@@ -189,7 +204,11 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """Everything the catalog holds about one declaration (`lean.declaration.inspect`);
         404 `not_found` with close names in `details.suggestions` when it is not there."""
         body = InspectRequest(environment=environment, declaration_name=name)
-        return await answer(request, body.environment, tools[INSPECT].call(body))
+        return await _answer(engine, metrics, request, body.environment, tools[INSPECT].call(body))
+
+
+def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> None:
+    """`POST /v1/check`."""
 
     @app.post(
         "/v1/check",
@@ -207,8 +226,12 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         failures are errors (`timeout`, `busy`, `backend_error`), never verdicts. A client that
         disconnects gives up its queued check. 404 `check_disabled` unless the server was
         started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
-        label(request, body.environment)
+        _label(engine, request, body.environment)
         return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
+
+
+def _operation_routes(app: FastAPI, engine: Engine, gate: CallGate, metrics: ServiceMetrics) -> None:
+    """`GET /healthz`, `GET /readyz`, `GET /metrics`."""
 
     @app.get("/healthz", response_model=Health, operation_id="health", tags=["operations"])
     async def healthz() -> Health:
@@ -240,10 +263,3 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
         """Prometheus exposition: request counts and latency histograms per route and
         environment, engine calls in flight, catalog verification state per environment."""
         return Response(metrics.render(), media_type=metrics.content_type)
-
-    install_pages(app, engine, tools, gate)
-    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
-    install_error_handlers(app)
-    install_middleware(app, config, metrics)
-    app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
-    return app

@@ -24,12 +24,12 @@ from typing import Any
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from ..errors import LeanIndexError
 from ..validation import invalid_request
 from ..version import __version__
+from .stdio import checked_stdio_server
 from .tools import ToolSpec, render_error
 
 SERVER_NAME = "leanindex"
@@ -137,7 +137,8 @@ async def serve_stdio(server: Server[Any]) -> None:
     """Serve `server` over stdin/stdout until the client closes stdin.
 
     The SDK's `stdio_server` moves the protocol onto private descriptors and points fd 1 at
-    stderr while it runs, so nothing but protocol frames reaches the real stdout.
+    stderr while it runs, so nothing but protocol frames reaches the real stdout; its stdin is
+    read through `service.stdio.checked_stdio_server`, so every line gets an answer.
     """
-    async with stdio_server() as (read_stream, write_stream):
+    async with checked_stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -22,6 +22,7 @@ from ..errors import HTTP_STATUS, ErrorCode, ErrorResponse, LeanIndexError
 from ..validation import invalid_request
 from .config import ServiceConfig
 from .metrics import ServiceMetrics
+from .errorshape import install_error_shape
 from .middleware import AccessMiddleware, BearerTokenMiddleware, BodyLimitMiddleware, CarriedError, error_response
 from .web import TOKEN_COOKIE, is_page_path, token_page
 
@@ -103,8 +104,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 def install_middleware(app: FastAPI, config: ServiceConfig, metrics: ServiceMetrics) -> None:
-    """Body limit, bearer token (when configured), CORS (when origins are configured) and the
-    access log with metrics, outermost last."""
+    """Body limit, bearer token (when configured), CORS (when origins are configured), the shared
+    error shape on every answer that is not a success (`errorshape`), and the access log with
+    metrics, outermost last."""
     app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
     if config.token is not None:
         app.add_middleware(
@@ -123,6 +125,7 @@ def install_middleware(app: FastAPI, config: ServiceConfig, metrics: ServiceMetr
             ],
             expose_headers=["Mcp-Session-Id", "X-Request-Id"],
         )
+    install_error_shape(app)
     app.add_middleware(AccessMiddleware, observe=metrics.observe)
 
 

@@ -1,0 +1,126 @@
+"""MCP over stdio where every line gets an answer: the SDK's `stdio_server` with a checked reader.
+
+The SDK's transport (mcp 2.3.0, `mcp.server.stdio.stdio_server`) decodes stdin leniently (raw
+invalid UTF-8 becomes U+FFFD) and hands a line it cannot parse to the session as an exception,
+which answers nothing, so the client waits forever. Here each line is read as bytes and checked
+the way the SDK's streamable HTTP transport checks a body (`pydantic_core.from_json`, then the
+JSON-RPC message model) before the SDK sees it:
+
+- not UTF-8, not JSON (including a lone surrogate escape such as `"\\ud800"`, which the HTTP
+  transport refuses too), or nested too deep: JSON-RPC error -32700 (parse error);
+- JSON but not a JSON-RPC message: -32602 (invalid params, as the HTTP transport answers).
+
+The answer carries the line's `id` when one can be read (a lenient parse that accepts lone
+surrogates), else a null id; a line without an id is answered all the same, since no answer
+would leave a client waiting. Good lines are passed on unchanged; stdout stays the SDK's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, BinaryIO
+
+import anyio
+import mcp_types as types
+import pydantic_core
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+#: A line longer than this (bytes) is refused unread beyond it, like an oversized HTTP body.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+def check_line(line: bytes) -> tuple[str | None, types.JSONRPCError | None]:
+    """Check one stdin line (without its newline): `(text, None)` when the SDK can take it, or
+    `(None, error)` with the JSON-RPC error to answer instead."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, _error(None, types.PARSE_ERROR, f"Parse error: the line is not UTF-8 (byte {error.start})")
+    try:
+        raw = pydantic_core.from_json(line)
+    except ValueError as error:
+        ident = readable_id(text)
+        code = types.PARSE_ERROR if ident is None else types.INVALID_PARAMS
+        return None, _error(ident, code, f"Parse error: {error}")
+    try:
+        types.jsonrpc_message_adapter.validate_python(raw, by_name=False)
+    except ValidationError as error:
+        ident = _id_of(raw)
+        return None, _error(ident, types.INVALID_PARAMS, f"Validation error: not a JSON-RPC message ({error.error_count()} problems)")
+    return text, None
+
+
+def readable_id(text: str) -> int | str | None:
+    """The `id` of a line that strict parsing refused, read by Python's lenient parser (which
+    accepts lone surrogates); None when it cannot be read (not JSON, or nested too deep)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return _id_of(value)
+
+
+def _id_of(value: Any) -> int | str | None:
+    if isinstance(value, dict):
+        ident = value.get("id")
+        if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)):
+            return ident
+    return None
+
+
+def _error(ident: int | str | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message))
+
+
+class _CheckedLines:
+    """The async line source given to the SDK's `stdio_server` as its stdin: yields the good
+    lines as text and answers the others on `write_stream` (set once the transport is up)."""
+
+    def __init__(self, source: BinaryIO):
+        self._source = source
+        self.write_stream: Any = None
+        self.ready = anyio.Event()
+
+    async def _readline(self, limit: int = -1) -> bytes:
+        return await anyio.to_thread.run_sync(self._source.readline, limit, abandon_on_cancel=True)
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        await self.ready.wait()
+        while line := await self._readline(MAX_LINE_BYTES + 1):
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                while (rest := await self._readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                    pass  # drop the rest of the oversized line
+                await self._answer(_error(None, types.PARSE_ERROR, f"Parse error: the line is longer than {MAX_LINE_BYTES} bytes"))
+                continue
+            text, refusal = check_line(line.rstrip(b"\r\n"))
+            if refusal is not None:
+                await self._answer(refusal)
+                continue
+            yield text
+
+    async def _answer(self, refusal: types.JSONRPCError) -> None:
+        await self.write_stream.send(SessionMessage(refusal))
+
+
+@asynccontextmanager
+async def checked_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
+    """`stdio_server()` reading stdin through `check_line`. Like the SDK, it serves from a
+    private copy of fd 0 and points fd 0 at the null device meanwhile (children read EOF); fd 0
+    is restored on exit. The copy stays open: a reader thread may still block on it."""
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        lines = _CheckedLines(os.fdopen(private, "rb", closefd=False))
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            lines.write_stream = write_stream
+            lines.ready.set()
+            yield read_stream, write_stream
+    finally:
+        os.dup2(private, 0)
