@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from embedded_support import DemoRun, run_leanindex
+from leanindex.catalog.manifest import read_manifest
 from leanindex.errors import OUTCOME_EXIT, Outcome
 
 PINNED = Path(__file__).resolve().parents[1] / "manifests" / "core-docgen.json"
@@ -26,11 +27,11 @@ def test_the_rebuilt_embedded_catalog_matches_the_pinned_manifest(embedded_demo:
 
 
 def test_drift_from_the_pinned_manifest_fails(embedded_demo: DemoRun, tmp_path: Path) -> None:
-    pinned = json.loads(PINNED.read_text())
-    pinned["catalog"]["declarations_parquet_sha256"] = "0" * 64
-    pinned["catalog"]["declaration_count"] -= 1
+    pinned = read_manifest(PINNED)
+    catalog = pinned.catalog.model_copy(update={"declarations_parquet_sha256": "0" * 64, "declaration_count": 86956})
+    # A manifest as a build would write it (its own digests recomputed), only with other contents.
     drifted = tmp_path / "core-docgen.json"
-    drifted.write_text(json.dumps(pinned))
+    drifted.write_text(pinned.model_copy(update={"catalog": catalog}).sealed().to_json())
     diff = run_leanindex(embedded_demo.root, "catalog", "diff", "--profile", "core-docgen", "--against", str(drifted))
     assert diff.returncode == OUTCOME_EXIT[Outcome.DRIFTED], diff.stdout + diff.stderr
     assert "drift" in diff.stdout and "86,956 -> 86,957" in diff.stdout
