@@ -467,7 +467,7 @@ def test_archive_is_read_like_the_folder_ignoring_bookkeeping(tmp_path: Path) ->
         _add(tar, "./declaration-data-A.bmp.trace", b"not json")
         _add(tar, "sub/declaration-data-B.bmp", (folder / "declaration-data-B.bmp").read_bytes())
     from_folder, from_archive = collect_docgen(folder), collect_docgen(archive)
-    assert from_archive.lines == from_folder.lines
+    assert list(from_archive.lines) == list(from_folder.lines)
     assert (from_archive.modules, from_archive.imports, from_archive.files) == (["A", "B"], ["A"], 2)
 
 
@@ -532,8 +532,15 @@ def test_cli_import_docgen_json_and_errors(tmp_path: Path) -> None:
     assert result["files"] == 1 and result["declarations_read"] == 2 and result["merged"] == []
     assert result["manifest"]["profile"] == "docs"
     assert result["manifest"]["source"]["kind"] == "doc-gen4"
-    assert result["manifest"]["lean"] == {"version": "v4.33.0", "githash": LEAN_COMMIT}
+    assert result["manifest"]["lean"] == {"version": "4.33.0", "githash": LEAN_COMMIT}  # one stored form
     assert done.stderr == ""  # not a terminal: no progress bar
+    plain = _cli("catalog", "import-docgen", str(tmp_path / "in"), "--profile", "docs2", "--root", str(tmp_path / "root"), "--lean-version", "4.33.0", "--json")
+    assert json.loads(plain.stdout)["manifest"]["lean"] == result["manifest"]["lean"]
+    for bad in ("4.33", "version 4", "v4.33.0 rc"):
+        refused = _cli("catalog", "import-docgen", str(tmp_path / "in"), "--profile", "docs3", "--root", str(tmp_path / "root"), "--lean-version", bad, "--json")
+        assert refused.returncode == EXIT_STATUS[ErrorCode.INVALID_REQUEST]
+        assert json.loads(refused.stdout)["error"]["code"] == "invalid_request"
+    assert not CatalogPaths.of(tmp_path / "root", "docs3").manifest.exists()
 
     write_module(tmp_path / "bad", "A", [declaration("A.x", kind="macro")])
     failed = _cli("catalog", "import-docgen", str(tmp_path / "bad"), "--profile", "docs", "--root", str(tmp_path / "root"), "--json")

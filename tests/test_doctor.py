@@ -57,7 +57,9 @@ def test_without_lean_tools_every_gap_has_a_fix(sandbox: Sandbox, monkeypatch: p
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     status, checks = doctor(sandbox)
-    assert status == OUTCOME_EXIT[Outcome.NOT_READY]
+    # A search-only user with a verified catalog: what is set up works.
+    assert status == 0
+    assert uses(sandbox) == {"search": "ready", "indexing": "not set up", "checking": "not set up"}
     assert checks["python"]["status"] == "ok"
     assert checks["package duckdb"]["status"] == "ok" and checks["package duckdb"]["detail"] == "2.0.1"
     for tool in ("elan", "lake", "lean"):
@@ -67,7 +69,34 @@ def test_without_lean_tools_every_gap_has_a_fix(sandbox: Sandbox, monkeypatch: p
     assert checks["extractor"]["fix"] == f"cd {sandbox.source} && lake build leanindex-extract"
     assert checks["profile core"]["status"] == "ok" and "76 declarations" in checks["profile core"]["detail"]
     assert checks["profile mathlib"]["status"] == "missing"
-    assert checks["profile mathlib"]["fix"].startswith("leanindex profile init mathlib && leanindex catalog build --profile mathlib")
+    assert "leanindex catalog pull https://github.com/OWNER/REPO/releases/download/catalog-mathlib/mathlib.leanindex.tar" in checks["profile mathlib"]["fix"]
+    assert "leanindex profile init mathlib && leanindex catalog build --profile mathlib" in checks["profile mathlib"]["fix"]
+    assert checks["profile core-docgen"]["fix"].startswith("leanindex demo --root ")
+    assert "leanindex catalog pull " in checks["profile core-docgen"]["fix"]
+
+
+def uses(box: Sandbox, *extra: str) -> dict[str, str]:
+    result = CliRunner().invoke(main, ["doctor", "--root", str(box.root), "--source", str(box.source), "--json", *extra], catch_exceptions=False)
+    return {use["use"]: use["state"] for use in json.loads(result.stdout)["uses"]}
+
+
+def test_nothing_set_up_is_not_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    box = make_sandbox(tmp_path)
+    (tmp_path / "empty-bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    status, checks = doctor(box)
+    assert status == OUTCOME_EXIT[Outcome.NOT_READY]
+    assert uses(box) == {"search": "not set up", "indexing": "not set up", "checking": "not set up"}
+
+
+def test_a_given_repl_that_is_not_built_breaks_checking(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with_tools(sandbox, monkeypatch)
+    repl = tmp_path / "repl"
+    repl.mkdir()
+    assert uses(sandbox, "--repl", str(repl))["checking"] == "broken"
+    result = CliRunner().invoke(main, ["doctor", "--root", str(sandbox.root), "--source", str(sandbox.source), "--repl", str(repl)])
+    assert result.exit_code == OUTCOME_EXIT[Outcome.NOT_READY]
+    assert f"fix: cd {repl} && lake build" in result.stdout
 
 
 def test_with_lean_tools_on_the_pinned_toolchain_all_is_well(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,13 +105,24 @@ def test_with_lean_tools_on_the_pinned_toolchain_all_is_well(sandbox: Sandbox, m
     (sandbox.source / ".lake" / "build" / "bin" / "leanindex-extract").write_text("")
     with open(sample_stream_path(), "rb") as handle:
         build_catalog(iter_lines(handle), sandbox.root, "mathlib")
-    status, checks = doctor(sandbox)
+    (sandbox.root / "repl" / ".lake" / "build" / "bin").mkdir(parents=True)
+    (sandbox.root / "repl" / ".lake" / "build" / "bin" / "repl").write_text("")
+    build_embedded_stand_in(sandbox)
+    result = CliRunner().invoke(main, ["doctor", "--root", str(sandbox.root), "--source", str(sandbox.source), "--repl", str(sandbox.root / "repl"), "--json"])
+    status, checks = result.exit_code, {check["name"]: check for check in json.loads(result.stdout)["checks"]}
     assert {name: c["status"] for name, c in checks.items() if c["status"] != "ok"} == {}
     assert status == 0
+    assert uses(sandbox, "--repl", str(sandbox.root / "repl")) == {"search": "ready", "indexing": "ready", "checking": "ready"}
     assert checks["lake"]["detail"].startswith("Lean 4.35.0")
     assert checks["lean"]["detail"].startswith("Lean 4.35.0")
     assert checks["toolchain"]["detail"] == f"{PINNED} installed"
     assert ["--version"] in [c["args"] for c in sandbox.lake_calls()]
+
+
+def build_embedded_stand_in(box: Sandbox) -> None:
+    """A catalog under the embedded profile's name (the sample stream: only its presence counts here)."""
+    with open(sample_stream_path(), "rb") as handle:
+        build_catalog(iter_lines(handle), box.root, "core-docgen")
 
 
 def test_wrong_lean_version_is_a_mismatch(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,14 +146,17 @@ def test_tampered_catalog_fails_verification(sandbox: Sandbox, monkeypatch: pyte
     database = CatalogPaths.of(sandbox.root, "core").database
     database.write_bytes(database.read_bytes() + b"x")
     _, checks = doctor(sandbox)
+    status, checks = doctor(sandbox)
+    assert status == OUTCOME_EXIT[Outcome.NOT_READY]  # a catalog that fails breaks search
     assert checks["profile core"]["status"] == "failed"
     assert checks["profile core"]["detail"].startswith("digest_mismatch")
-    assert checks["profile core"]["fix"].startswith("leanindex catalog build --profile core")
+    assert "leanindex catalog build --profile core" in checks["profile core"]["fix"]
 
 
 def test_readable_output(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     result = CliRunner().invoke(main, ["doctor", "--root", str(sandbox.root), "--source", str(sandbox.source)])
-    assert result.exit_code == OUTCOME_EXIT[Outcome.NOT_READY]
+    assert result.exit_code == 0
+    assert "search    ready" in result.stdout and "indexing  not set up" in result.stdout
     assert "pinned toolchain: leanprover/lean4:v4.35.0" in result.stdout
     assert "fix: cd " in result.stdout and "lake build leanindex-extract" in result.stdout

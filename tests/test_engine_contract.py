@@ -557,7 +557,7 @@ def test_demo_and_search_as_real_processes(tmp_path: Path) -> None:
     """The installed console script, run the way a user runs it."""
     script = Path(sys.executable).with_name("leanindex")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "leanindex"]
-    demo = subprocess.run([*command, "demo", "--root", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    demo = subprocess.run([*command, "demo", "--sample", "--root", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert demo.returncode == 0, demo.stderr
     assert "Nat.add_comm" in demo.stdout and "List.length_append" in demo.stdout
     assert "List.lenght" in demo.stdout and "List.length" in demo.stdout  # the misspelt constant, with a suggestion

@@ -75,7 +75,7 @@ def test_manifest_states_doc_gen4_its_commits_and_approximations(core_build) -> 
     assert manifest == result.manifest
     assert manifest.source.kind == "doc-gen4"
     assert manifest.extractor.name == "leanindex-docgen-import"
-    assert (manifest.lean.version, manifest.lean.githash) == ("v4.33.0", LEAN_COMMIT)
+    assert (manifest.lean.version, manifest.lean.githash) == ("4.33.0", LEAN_COMMIT)
     assert manifest.source.commits["leanprover/lean4"] == LEAN_COMMIT
     assert manifest.mathlib_commit is None
     assert {"type", "type_constants", "range", "is_private", "is_internal"} <= set(manifest.source.approximate_fields)

@@ -254,3 +254,24 @@ def test_mathlib_pull_request_opens_on_drift_before_the_job_fails() -> None:
     assert fail["env"] == {"DIFF_STATUS": "${{ steps.diff.outputs.status }}"}
     assert names.index("Diff against the committed manifest") < names.index(pr["name"]) < names.index(fail["name"])
     assert names[-1] == "Fail on drift"
+
+
+def test_the_mathlib_pack_is_published_as_the_release_asset_pull_names(tmp_path: Path, bin_dir: Path) -> None:
+    from leanindex.catalog.pack import release_url
+
+    calls = tmp_path / "calls"
+    _stub(bin_dir, "leanindex", f'echo "leanindex $*" >> "{calls}"\n')
+    # No release yet: `gh release view` fails, so it is created first.
+    _stub(bin_dir, "gh", f'echo "gh $*" >> "{calls}"\n[ "$2" = view ] && exit 1\nexit 0\n')
+    step = _step("manifest.yml", "Publish the catalog pack as a release asset")
+    result = _run_step(step, tmp_path, bin_dir, {})
+    assert result.returncode == 0, result.stderr
+    lines = calls.read_text().splitlines()
+    assert lines[0] == "leanindex catalog pack --profile mathlib --output mathlib.leanindex.tar"
+    assert lines[1] == "gh release view catalog-mathlib"
+    assert lines[2].startswith("gh release create catalog-mathlib ")
+    assert lines[3] == "gh release upload catalog-mathlib mathlib.leanindex.tar --clobber"
+    # The tag and asset name are the ones `leanindex catalog pull` users are pointed at.
+    assert release_url("o/r", "mathlib").endswith("/releases/download/catalog-mathlib/mathlib.leanindex.tar")
+    names = [s.get("name") for s in _steps("manifest.yml")]
+    assert names.index("Build the Mathlib catalog") < names.index(step["name"]) < names.index("Fail on drift")

@@ -2,7 +2,7 @@
 
     from leanindex import Client
     client = Client("http://127.0.0.1:8000")          # a running `leanindex serve`
-    client = Client.local("path/to/root")             # no server: the engine in this process
+    client = Client.local()       # no server (or Client.local("path/to/root")): the engine in this process
     client.search("CORE", name_contains="add_comm").to_pandas()
 
 Both modes have the same methods, take the same arguments, validate them with the shared request
@@ -124,7 +124,7 @@ def _no_local_checker() -> LeanIndexError:
 class _LocalBackend:
     """Calls the engine in this process."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path | None):
         self.engine = Engine(root)
 
     def search(self, request: SearchRequest) -> SearchResponse:
@@ -169,9 +169,10 @@ class Client:
         self._backend: _Backend = _HttpBackend(base_url, token, timeout)
 
     @classmethod
-    def local(cls, root: str | Path = ".") -> Client:
+    def local(cls, root: str | Path | None = None) -> Client:
         """A client that runs the query engine in this process on the catalogs under `root`
-        (holding `manifests/` and `catalog/`); same methods and answers as over HTTP."""
+        (holding `manifests/` and `catalog/`; None: the default root, `$LEANINDEX_ROOT` else the
+        user data folder, see `leanindex.home`); same methods and answers as over HTTP."""
         client = cls.__new__(cls)
         client._backend = _LocalBackend(root)
         return client

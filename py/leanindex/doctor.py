@@ -1,4 +1,18 @@
-"""`leanindex doctor`: what is installed, what is missing, and the command that fixes each gap.
+"""`leanindex doctor`: what works for each kind of user, what is missing, and the fix for each gap.
+
+Three uses, each with its own checks (`Check.use`):
+
+- `search` (searching and inspecting catalogs; needs no Lean): the Python version, every
+  dependency of the distribution, and each profile's catalog;
+- `indexing` (building catalogs from a Lean environment): elan, the pinned toolchain, `lake`,
+  `lean`, the built extractor;
+- `checking` (Lean's verdict on proofs): `lake`/`lean` as for indexing, and a built REPL
+  checkout (`--repl DIR`).
+
+A use is `ready` (every check passes), `not set up` (nothing of it is there: the user does not
+use it) or `broken` (part of it is there and something fails); the rule is `use_state`. The
+report is ok, and the command exits 0, when no use is broken and at least one is ready: a
+mathematician with the embedded core catalog and no Lean is fine.
 
 Checks, in order: the Python version and every dependency of the `leanindex` distribution
 (installed version against its requirement); elan, whether the pinned toolchain is installed;
@@ -26,30 +40,75 @@ from packaging.requirements import Requirement
 from .base import Frozen
 from .catalog.layout import CatalogPaths, discover_profiles
 from .catalog.verify import verify_catalog
+from .embedded import EMBEDDED_PROFILE
 from .errors import LeanIndexError
+from .home import default_root
 from .lake.profiles import load_profiles
+from .catalog.pack import release_url
 from .lake.tools import EXTRACTOR_RELATIVE, EXTRACTOR_TARGET, INSTALL_ELAN, find_source_checkout
 
 Status = Literal["ok", "missing", "mismatch", "failed"]
+Use = Literal["search", "indexing", "checking"]
+UseStateName = Literal["ready", "not set up", "broken"]
+USES: tuple[Use, ...] = ("search", "indexing", "checking")
+REPL_RELATIVE = Path(".lake/build/bin/repl")
 _VERSION_TIMEOUT_S = 60
 
 
 class Check(Frozen):
-    """One finding: `name` (what was checked), `status`, `detail` (versions, paths, errors),
-    `fix` (a shell command, or null when nothing needs fixing)."""
+    """One finding: `name` (what was checked), `use` (the kind of use it serves; a toolchain
+    check serves indexing and checking, listed under indexing), `status`, `detail` (versions,
+    paths, errors), `fix` (shell commands, or null when nothing needs fixing)."""
 
     name: str
+    use: Use
     status: Status
     detail: str
     fix: str | None = None
 
 
+class UseState(Frozen):
+    """How one use stands: `state` (see `use_state`) and the names of its failing checks."""
+
+    use: Use
+    state: UseStateName
+    failing: list[str]
+
+
 class DoctorReport(Frozen):
-    """All checks; `ok` is true when every check is `ok`."""
+    """All checks and the state of each use; `ok`: no use is broken and at least one is ready."""
 
     ok: bool
     pinned_toolchain: str
+    uses: list[UseState]
     checks: list[Check]
+
+
+def use_state(use: Use, checks: list[Check]) -> UseState:
+    """The state of `use` from its checks (checking also counts the `lake` and `lean` checks).
+
+    `ready`: every check of the use passes, and for search at least one catalog verifies.
+    `not set up`: none of the use's own pieces is there (search: no catalog at all, a catalog
+    that fails is broken; indexing: no elan, lake, lean or extractor; checking: no REPL given).
+    `broken`: otherwise.
+    """
+    own = [c for c in checks if c.use == use]
+    if use == "checking":
+        own += [c for c in checks if c.name in ("lake", "lean")]
+    failing = [c.name for c in own if c.status != "ok"]
+    profiles = [c for c in own if c.name.startswith("profile ")]
+    if use == "search":
+        installed = all(c.status == "ok" for c in own if not c.name.startswith("profile "))
+        if installed and any(c.status == "ok" for c in profiles) and all(c.status in ("ok", "missing") for c in profiles):
+            return UseState(use=use, state="ready", failing=[c.name for c in profiles if c.status != "ok"])
+        absent = installed and all(c.status == "missing" for c in profiles)
+    elif use == "checking":
+        absent = all(c.status == "missing" for c in own if c.use == "checking")
+    else:
+        absent = all(c.status == "missing" and (c.name == "extractor" or c.detail.endswith("not on PATH")) for c in own)
+    if not failing:
+        return UseState(use=use, state="ready", failing=[])
+    return UseState(use=use, state="not set up" if absent else "broken", failing=failing)
 
 
 def pinned_toolchain() -> str:
@@ -67,7 +126,7 @@ def python_checks() -> list[Check]:
     checks = []
     version = ".".join(map(str, sys.version_info[:3]))
     ok = sys.version_info >= (3, 11)
-    checks.append(Check(name="python", status="ok" if ok else "mismatch", detail=f"{version} at {sys.executable}",
+    checks.append(Check(use="search", name="python", status="ok" if ok else "mismatch", detail=f"{version} at {sys.executable}",
                         fix=None if ok else "install Python 3.11 or newer"))
     for text in metadata.requires("leanindex") or []:
         requirement = Requirement(text)
@@ -78,12 +137,12 @@ def python_checks() -> list[Check]:
         try:
             installed = metadata.version(requirement.name)
         except metadata.PackageNotFoundError:
-            checks.append(Check(name=name, status="missing", detail=f"not installed (needs {requirement.specifier or 'any version'})", fix=fix))
+            checks.append(Check(use="search", name=name, status="missing", detail=f"not installed (needs {requirement.specifier or 'any version'})", fix=fix))
             continue
         if requirement.specifier.contains(installed, prereleases=True):
-            checks.append(Check(name=name, status="ok", detail=installed))
+            checks.append(Check(use="search", name=name, status="ok", detail=installed))
         else:
-            checks.append(Check(name=name, status="mismatch", detail=f"{installed}, needs {requirement.specifier}", fix=fix))
+            checks.append(Check(use="search", name=name, status="mismatch", detail=f"{installed}, needs {requirement.specifier}", fix=fix))
     return checks
 
 
@@ -103,14 +162,15 @@ def toolchain_checks(cwd: Path) -> list[Check]:
     elan = shutil.which("elan")
     toolchain_ready = True
     if elan is None:
-        checks.append(Check(name="elan", status="missing", detail="not on PATH", fix=INSTALL_ELAN))
+        checks.append(Check(use="indexing", name="elan", status="missing", detail="not on PATH", fix=INSTALL_ELAN))
     else:
         status, output = _run([elan, "--version"], cwd)
-        checks.append(Check(name="elan", status="ok" if status == 0 else "failed", detail=output.splitlines()[0] if output else "no output",
+        checks.append(Check(use="indexing", name="elan", status="ok" if status == 0 else "failed", detail=output.splitlines()[0] if output else "no output",
                             fix=None if status == 0 else "elan self update"))
         status, output = _run([elan, "toolchain", "list"], cwd)
         toolchain_ready = status == 0 and any(line.split()[0] == pinned for line in output.splitlines() if line.strip())
         checks.append(Check(
+            use="indexing",
             name="toolchain",
             status="ok" if toolchain_ready else "missing",
             detail=f"{pinned} {'installed' if toolchain_ready else 'not installed'}",
@@ -119,33 +179,33 @@ def toolchain_checks(cwd: Path) -> list[Check]:
     for tool in ("lake", "lean"):
         path = shutil.which(tool)
         if path is None:
-            checks.append(Check(name=tool, status="missing", detail="not on PATH", fix=INSTALL_ELAN))
+            checks.append(Check(use="indexing", name=tool, status="missing", detail="not on PATH", fix=INSTALL_ELAN))
             continue
         if not toolchain_ready:
-            checks.append(Check(name=tool, status="missing", detail=f"{path}; its version is not asked for until {pinned} is installed",
+            checks.append(Check(use="indexing", name=tool, status="missing", detail=f"{path}; its version is not asked for until {pinned} is installed",
                                 fix=f"elan toolchain install {pinned}"))
             continue
         status, output = _run([path, "--version"], cwd)
         found = re.search(r"[Vv]ersion (\d[^,\s)]*)", output.split("Lean", 1)[-1] if tool == "lake" else output)
         if status != 0 or found is None:
-            checks.append(Check(name=tool, status="failed", detail=output or f"exit status {status}", fix=f"elan toolchain install {pinned}"))
+            checks.append(Check(use="indexing", name=tool, status="failed", detail=output or f"exit status {status}", fix=f"elan toolchain install {pinned}"))
         elif found.group(1) != wanted:
-            checks.append(Check(name=tool, status="mismatch", detail=f"Lean {found.group(1)}, pinned {wanted} ({path})",
+            checks.append(Check(use="indexing", name=tool, status="mismatch", detail=f"Lean {found.group(1)}, pinned {wanted} ({path})",
                                 fix=f"elan toolchain install {pinned} (run leanindex from the checkout, whose lean-toolchain selects it)"))
         else:
-            checks.append(Check(name=tool, status="ok", detail=f"Lean {found.group(1)} ({path})"))
+            checks.append(Check(use="indexing", name=tool, status="ok", detail=f"Lean {found.group(1)} ({path})"))
     return checks
 
 
 def extractor_checks(source: Path | None) -> list[Check]:
     """The LeanIndex source checkout and the built `leanindex-extract` in it."""
     if source is None:
-        return [Check(name="extractor", status="missing", detail="no LeanIndex source checkout found next to this installation",
+        return [Check(use="indexing", name="extractor", status="missing", detail="no LeanIndex source checkout found next to this installation",
                       fix="git clone the leanindex repository and `pip install -e .` from it (or pass --source/--extractor to catalog build)")]
     binary = source / EXTRACTOR_RELATIVE
     if binary.is_file():
-        return [Check(name="extractor", status="ok", detail=str(binary))]
-    return [Check(name="extractor", status="missing", detail=f"{binary} not built", fix=f"cd {source} && lake build {EXTRACTOR_TARGET}")]
+        return [Check(use="indexing", name="extractor", status="ok", detail=str(binary))]
+    return [Check(use="indexing", name="extractor", status="missing", detail=f"{binary} not built", fix=f"cd {source} && lake build {EXTRACTOR_TARGET}")]
 
 
 def _build_command(profile: str) -> str:
@@ -157,36 +217,63 @@ def _build_command(profile: str) -> str:
     return f"leanindex catalog build --profile {profile}"
 
 
+def catalog_fixes(profile: str, root_flag: str) -> str:
+    """The ways to get `profile`'s catalog, cheapest first: the embedded import (no download,
+    for the embedded profile), pulling a published pack (no Lean), building it (Lean)."""
+    ways = []
+    if profile == EMBEDDED_PROFILE:
+        ways.append(f"leanindex demo{root_flag}  (imports the Lean core v4.33.0 catalog shipped with leanindex)")
+    ways.append(f"leanindex catalog pull {release_url('OWNER/REPO', profile)}{root_flag}  (a published pack; no Lean)")
+    if profile != EMBEDDED_PROFILE:
+        ways.append(_build_command(profile) + root_flag + "  (with Lean)")
+    return " | ".join(ways)
+
+
 def profile_checks(root: Path) -> list[Check]:
-    """One check per profile (pinned, and any with a manifest under `root`): the catalog
-    verifies against its manifest, or what is wrong and how to rebuild."""
+    """One check per profile (pinned, the embedded one, and any with a manifest under `root`):
+    the catalog verifies against its manifest, or what is wrong and the ways to get it."""
     checks = []
-    for profile in sorted(set(load_profiles()) | set(discover_profiles(root))):
+    root_flag = "" if root.resolve() == default_root().resolve() else f" --root {root.resolve()}"
+    for profile in sorted(set(load_profiles()) | {EMBEDDED_PROFILE} | set(discover_profiles(root))):
         paths = CatalogPaths.of(root, profile)
         name = f"profile {profile}"
-        root_flag = "" if Path(root).resolve() == Path.cwd().resolve() else f" --root {paths.root}"
-        if not paths.manifest.is_file():
-            checks.append(Check(name=name, status="missing", detail=f"no manifest at {paths.manifest}", fix=_build_command(profile) + root_flag))
+        if not paths.manifest.is_file() and not paths.served_manifest.is_file():
+            checks.append(Check(use="search", name=name, status="missing", detail=f"no manifest at {paths.manifest}", fix=catalog_fixes(profile, root_flag)))
             continue
         try:
             manifest = verify_catalog(paths)
         except LeanIndexError as error:
-            checks.append(Check(name=name, status="failed", detail=f"{error.code.value}: {error.message}", fix=_build_command(profile) + root_flag))
+            checks.append(Check(use="search", name=name, status="failed", detail=f"{error.code.value}: {error.message}", fix=catalog_fixes(profile, root_flag)))
             continue
-        checks.append(Check(name=name, status="ok",
+        checks.append(Check(use="search", name=name, status="ok",
                             detail=f"{manifest.catalog.declaration_count:,} declarations, Lean {manifest.lean.version}, verified"))
     return checks
 
 
-def run_doctor(root: str | Path, source: str | Path | None = None) -> DoctorReport:
+def repl_checks(repl: Path | None) -> list[Check]:
+    """The REPL checkout the checker runs (`--check-repl` of `leanindex serve`): its binary is
+    built at `.lake/build/bin/repl`."""
+    fix = "build a REPL checkout for the pinned toolchain (see docs/checker.md) and pass it with --repl DIR"
+    if repl is None:
+        return [Check(use="checking", name="repl", status="missing", detail="no REPL checkout given (--repl DIR)", fix=fix)]
+    binary = repl / REPL_RELATIVE
+    if binary.is_file():
+        return [Check(use="checking", name="repl", status="ok", detail=str(binary))]
+    return [Check(use="checking", name="repl", status="failed", detail=f"{binary} not built", fix=f"cd {repl} && lake build")]
+
+
+def run_doctor(root: str | Path, source: str | Path | None = None, repl: str | Path | None = None) -> DoctorReport:
     """Run every check (see the module docstring) for the catalogs under `root`; `source` is the
-    LeanIndex checkout (default: the one leanindex runs from). Raises `LeanIndexError
-    (invalid_request)` only when an explicit `source` is not a checkout."""
+    LeanIndex checkout (default: the one leanindex runs from), `repl` a built REPL checkout.
+    Raises `LeanIndexError(invalid_request)` only when an explicit `source` is not a checkout."""
     checkout = find_source_checkout(source)
     checks = [
         *python_checks(),
         *toolchain_checks(checkout or Path(root)),
         *extractor_checks(checkout),
+        *repl_checks(Path(repl) if repl is not None else None),
         *profile_checks(Path(root)),
     ]
-    return DoctorReport(ok=all(c.status == "ok" for c in checks), pinned_toolchain=pinned_toolchain(), checks=checks)
+    uses = [use_state(use, checks) for use in USES]
+    ok = all(u.state != "broken" for u in uses) and any(u.state == "ready" for u in uses)
+    return DoctorReport(ok=ok, pinned_toolchain=pinned_toolchain(), uses=uses, checks=checks)

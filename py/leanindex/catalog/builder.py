@@ -18,8 +18,9 @@ import os
 import platform
 import shutil
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,6 +62,11 @@ _SERVING_SCHEMA = pa.schema(
         ("flag_bits", pa.uint16()),
     ]
 )
+
+
+BUILD_MEMORY_LIMIT = "128MB"
+"""DuckDB's memory limit while a build writes the database: beyond it DuckDB spills to the build
+folder, so a Mathlib-sized build stays within the peak RSS the docs quote (docs/docgen.md)."""
 
 
 @dataclass
@@ -106,8 +112,28 @@ def build_catalog(
     `leanindex.catalog` with the bytes reclaimed). `on_line(n)` is called as lines
     are read, for progress reporting.
     """
-    paths = CatalogPaths.of(root, profile)
     facts = facts or EnvironmentFacts()
+    with staged_build(root, profile) as (paths, build_dir):
+        summary = StreamSummary()
+        visible = _write_tables(read_stream(lines, summary, on_line), build_dir)
+        assert summary.header is not None  # read_stream raises before yielding without one
+        _write_database(build_dir)
+        index_files = write_index_from(build_dir)
+        manifest = _manifest(paths.profile, summary, facts, build_dir, visible, index_files)
+        publish(paths, build_dir, manifest)
+        return manifest
+
+
+@contextmanager
+def staged_build(root: str | Path, profile: str) -> Iterator[tuple[CatalogPaths, Path]]:
+    """A fresh, empty build folder for `profile` under `ROOT/catalog/.builds/`, held under the
+    builds lock: the one place every catalog (built, imported, pulled) is staged before
+    `publish`. Yields `(paths, build_dir)`. Build folders left by killed builds are removed
+    first (logged on `leanindex.catalog` with the bytes reclaimed). When the body raises, the
+    folder (and any folder this created) is removed, so nothing else under `root` changes; a
+    write that failed becomes `storage_full` (with the path, the free bytes and a lower bound on
+    the bytes needed) or `io_error`. Raises `invalid_request` for a bad profile id."""
+    paths = CatalogPaths.of(root, profile)
     created: list[Path] = []  # deepest first, so they can be removed in order
     folder = paths.builds_dir
     while not folder.exists():
@@ -122,15 +148,7 @@ def build_catalog(
         build_dir = paths.builds_dir / f"{paths.profile}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
         build_dir.mkdir()
         try:
-            summary = StreamSummary()
-            visible = _write_tables(read_stream(lines, summary, on_line), build_dir)
-            assert summary.header is not None  # read_stream raises before yielding without one
-            _write_database(build_dir)
-            index_files = write_index_from(build_dir)
-            manifest = _manifest(paths.profile, summary, facts, build_dir, visible, index_files)
-            write_atomically(build_dir / MANIFEST_FILE, manifest.to_json())
-            _publish(paths, build_dir, manifest)
-            return manifest
+            yield paths, build_dir
         except BaseException as error:
             # A build that ran out of space needed more than was free when it started (and more
             # than it had written, should another writer have freed space meanwhile).
@@ -141,6 +159,13 @@ def build_catalog(
             if coded is not None:
                 raise coded from None
             raise
+
+
+def publish(paths: CatalogPaths, build_dir: Path, manifest: Manifest) -> None:
+    """Inside `staged_build` only: write `manifest` into `build_dir` (the manifest served with
+    the catalog), then switch the profile to it (`_publish`)."""
+    write_atomically(build_dir / MANIFEST_FILE, manifest.to_json())
+    _publish(paths, build_dir, manifest)
 
 
 def _remove_if_empty(folders: Iterable[Path]) -> None:
@@ -166,7 +191,7 @@ def _write_tables(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir:
     serving: dict[str, list] = {name: [] for name in _SERVING_SCHEMA.names}
     kind_codes = {kind: code for code, kind in enumerate(KIND_ORDER)}
     visible = 0
-    con = connect_duckdb(build_dir / DATABASE_FILE)
+    con = connect_duckdb(build_dir / DATABASE_FILE, memory_limit=BUILD_MEMORY_LIMIT)
     con.execute("CREATE TABLE declarations (pos BIGINT, name VARCHAR, record VARCHAR)")
     pending: Future[None] | None = None
     try:
@@ -182,7 +207,8 @@ def _write_tables(records: Iterable[tuple[DeclarationRecord, bytes]], build_dir:
                 table = _table(lines, written)
                 writer.write_table(table, row_group_size=columns.ROW_GROUP_ROWS)
                 side.write_table(pa.Table.from_pydict(serving, schema=_SERVING_SCHEMA))
-                rows = pa.table({"pos": table.column("pos"), "name": table.column("name"), "record": [line.decode() for line in lines]})
+                # The lines were validated as UTF-8 JSON: cast in Arrow, without a Python str per line.
+                rows = pa.table({"pos": table.column("pos"), "name": table.column("name"), "record": pa.array(lines, pa.binary()).cast(pa.string())})
                 if pending is not None:
                     pending.result()
                 pending = inserter.submit(_insert, con, rows)
@@ -289,7 +315,7 @@ CREATE UNIQUE INDEX constants_name ON constants (name);
 def _write_database(build_dir: Path) -> None:
     """Complete `catalog.duckdb` (modules, search columns, constants, type postings, indexes)
     from the Parquet files in `build_dir`."""
-    con = connect_duckdb(build_dir / DATABASE_FILE)
+    con = connect_duckdb(build_dir / DATABASE_FILE, memory_limit=BUILD_MEMORY_LIMIT)
     try:
         params = {"decls": str(build_dir / DECLARATIONS_FILE), "serving": str(build_dir / "serving.parquet")}
         for statement in _SERVING_SQL.split(";"):

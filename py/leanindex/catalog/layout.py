@@ -24,13 +24,13 @@ DATABASE_FILE = "catalog.duckdb"
 MANIFEST_FILE = "manifest.json"
 
 
-def connect_duckdb(path: Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection (in memory when `path` is None) with two threads, a 1 GiB memory
-    limit (a build spills to disk beyond it instead of growing with the catalog), and no
+def connect_duckdb(path: Path | None = None, read_only: bool = False, memory_limit: str = "1GB") -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection (in memory when `path` is None) with two threads, a memory limit
+    (`memory_limit`, DuckDB's syntax; beyond it DuckDB spills to disk instead of growing), and no
     progress bar: DuckDB draws it on stdout after two seconds, where `--json` output and the
     MCP stdio transport must carry nothing else."""
     con = duckdb.connect(
-        str(path) if path is not None else ":memory:", read_only=read_only, config={"threads": 2, "memory_limit": "1GB"}
+        str(path) if path is not None else ":memory:", read_only=read_only, config={"threads": 2, "memory_limit": memory_limit}
     )
     con.execute("SET enable_progress_bar = false")
     return con

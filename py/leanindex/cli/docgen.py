@@ -59,7 +59,7 @@ def print_import_summary(result: DocgenImport) -> None:
 @click.option(
     "--lean-version",
     default=None,
-    help="Lean version of the documented environment (e.g. v4.33.0); doc-gen4 data names only the lean4 commit, so it is 'unknown' otherwise.",
+    help="Lean version of the documented environment, 4.33.0 or v4.33.0 (stored as 4.33.0, the way Lean prints it); doc-gen4 data names only the lean4 commit, so it is 'unknown' otherwise.",
 )
 @root_option
 @json_option

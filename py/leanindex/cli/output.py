@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 from ..errors import EXIT_STATUS, LeanIndexError
+from ..home import ROOT_ENV, default_root, resolve_root
 from ..storage import storage_failure
 from ..validation import invalid_request
 
@@ -81,11 +82,15 @@ class _StderrLines(logging.Handler):
         sys.stderr.write(record.getMessage() + "\n")
 
 
+def _default_root(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
+    return str(resolve_root(value))
+
+
 root_option = click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=str),
-    default=".",
-    show_default=True,
-    help="Folder holding catalog/ and manifests/.",
+    default=None,
+    callback=_default_root,
+    help=f"Folder holding catalog/ and manifests/ [${ROOT_ENV}, else the user data folder: {default_root()}].",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print exactly the response model (or error object) as JSON.")

@@ -2,8 +2,10 @@
 
 `collect_docgen` reads every declaration file (folder or `.tar.xz`), converts each declaration
 (`convert.convert_module`), resolves names documented in two modules, and sorts the records in
-Lean's `Name.lt` order. Sorting needs every record at once, so they are held in memory as their
-serialized NDJSON lines (about 0.5 KB each: some 150 MB for Mathlib's 300,000 declarations).
+Lean's `Name.lt` order. Sorting needs every record at once: their serialized NDJSON lines
+(about 0.8 KB each: some 230 MB for Mathlib's 300,000 declarations) are spilled to an unnamed
+temporary file as they are converted (`SpilledLines`), and only each name's sort key and the
+line's place in that file stay in memory, so the build that follows has the memory to itself.
 `docgen_stream` turns the collection into a `leanindex.declarations/v1` stream, and
 `import_docgen` feeds that stream through the same builder (and validation) as the Lean
 extractor's output.
@@ -12,7 +14,11 @@ extractor's output.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import os
+import re
+import tempfile
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +36,22 @@ EXTRACTOR_NAME = "leanindex-docgen-import"
 LEAN_REPOSITORY = "leanprover/lean4"
 MATHLIB_REPOSITORY = "leanprover-community/mathlib4"
 UNKNOWN_LEAN_VERSION = "unknown"
+_LEAN_VERSION = re.compile(r"v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
+
+
+def normalize_lean_version(text: str) -> str:
+    """A Lean version as Lean prints it (`Lean.versionString` in lean4 `src/Init/Meta.lean`:
+    `major.minor.patch`, then `-` and the special description when there is one): `v4.33.0`
+    and `4.33.0` both give `4.33.0`, `v4.19.0-rc3` gives `4.19.0-rc3`. Raises
+    `LeanIndexError(invalid_request)` for anything else."""
+    found = _LEAN_VERSION.fullmatch(text.strip())
+    if found is None:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"invalid Lean version {text!r}: give it as 4.33.0 or v4.33.0 (a release candidate as 4.19.0-rc3)",
+            {"lean_version": text},
+        )
+    return found.group(1)
 
 APPROXIMATE_FIELDS: tuple[str, ...] = record_fields(
     "conclusion_constants",  # linked constants after the signature's last top-level `→`/`∀ ...,`
@@ -63,18 +85,58 @@ class MergedDuplicate(Frozen):
     dropped_module: str
 
 
+class SpilledLines:
+    """NDJSON lines kept in an unnamed temporary file (removed when closed or collected), read
+    back in a chosen order: `append(line)` returns the line's index; `order(indices)` fixes the
+    order that `len` and iteration then follow."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="leanindex-docgen-")
+        self._offsets = array("q")
+        self._lengths = array("q")
+        self._order = array("q")
+
+    def append(self, line: bytes) -> int:
+        """Spill `line`; return its index."""
+        self._offsets.append(self._file.seek(0, os.SEEK_END))
+        self._lengths.append(len(line))
+        self._file.write(line)
+        return len(self._offsets) - 1
+
+    def read(self, index: int) -> bytes:
+        """The line with index `index`."""
+        self._file.seek(self._offsets[index])
+        return self._file.read(self._lengths[index])
+
+    def order(self, indices: Iterable[int]) -> None:
+        """Keep these lines, in this order."""
+        self._order = array("q", indices)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for index in self._order:
+            yield self.read(index)
+
+    def close(self) -> None:
+        """Remove the temporary file."""
+        self._file.close()
+
+
 @dataclass
 class DocgenCollection:
     """Everything read from one doc-gen4 output, ready to stream.
 
-    `lines`: the records' NDJSON lines (bytes, no newline) in `Name.lt` order. `modules`: every
+    `lines`: the records' NDJSON lines (bytes, no newline) in `Name.lt` order, spilled to a
+    temporary file (`SpilledLines`). `modules`: every
     module with a declaration file, sorted. `imports`: the roots of the import graph (modules no
     other listed module imports), sorted: importing them loads every listed module.
     `commits`: repository (`owner/name`) -> the one commit its source links name. `files` and
     `declarations_read`: how many files and declarations were read (before merging duplicates).
     """
 
-    lines: list[bytes]
+    lines: SpilledLines
     modules: list[str]
     imports: list[str]
     commits: dict[str, str]
@@ -93,11 +155,11 @@ class DocgenCollection:
         return self.commits.get(MATHLIB_REPOSITORY)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     key: tuple
     module: str
-    line: bytes
+    index: int
 
 
 def collect_docgen(path: str | Path, on_progress: ProgressCallback | None = None) -> DocgenCollection:
@@ -109,6 +171,15 @@ def collect_docgen(path: str | Path, on_progress: ProgressCallback | None = None
     module, a repository whose source links name two commits, or a name documented in two
     modules that is not the same theorem twice (both files are named).
     """
+    spilled = SpilledLines()
+    try:
+        return _collect(path, on_progress, spilled)
+    except BaseException:
+        spilled.close()
+        raise
+
+
+def _collect(path: str | Path, on_progress: ProgressCallback | None, spilled: SpilledLines) -> DocgenCollection:
     entries: dict[str, _Entry] = {}
     imports_of: dict[str, list[str]] = {}
     file_of: dict[str, str] = {}
@@ -133,13 +204,13 @@ def collect_docgen(path: str | Path, on_progress: ProgressCallback | None = None
             entry = _Entry(
                 key=name_sort_key(record.components),
                 module=converted.module,
-                line=record.model_dump_json().encode(),
+                index=spilled.append(record.model_dump_json().encode()),
             )
             earlier = entries.get(record.name)
             if earlier is None:
                 entries[record.name] = entry
                 continue
-            merged.append(_merge(record.name, earlier, entry, file_of))
+            merged.append(_merge(record.name, earlier, entry, file_of, spilled))
             if entry.module < earlier.module:
                 entries[record.name] = entry
     for repository, seen in commits.items():
@@ -149,10 +220,10 @@ def collect_docgen(path: str | Path, on_progress: ProgressCallback | None = None
                 f"source links name {len(seen)} commits of {repository}: {', '.join(sorted(seen))}",
                 {"repository": repository, "commits": sorted(seen)},
             )
-    ordered = sorted(entries.values(), key=lambda entry: entry.key)
+    spilled.order(entry.index for entry in sorted(entries.values(), key=lambda entry: entry.key))
     imported = {module for imports in imports_of.values() for module in imports}
     return DocgenCollection(
-        lines=[entry.line for entry in ordered],
+        lines=spilled,
         modules=sorted(imports_of),
         imports=sorted(module for module in imports_of if module not in imported),
         commits={repository: next(iter(seen)) for repository, seen in sorted(commits.items())},
@@ -162,9 +233,9 @@ def collect_docgen(path: str | Path, on_progress: ProgressCallback | None = None
     )
 
 
-def _merge(name: str, earlier: _Entry, later: _Entry, file_of: dict[str, str]) -> MergedDuplicate:
+def _merge(name: str, earlier: _Entry, later: _Entry, file_of: dict[str, str], spilled: SpilledLines) -> MergedDuplicate:
     """Accept a second record of `name` when both are the same theorem, else fail naming both files."""
-    first, second = _signature(earlier.line), _signature(later.line)
+    first, second = _signature(spilled.read(earlier.index)), _signature(spilled.read(later.index))
     if first[0] != "theorem" or first != second:
         raise LeanIndexError(
             ErrorCode.INVALID_STREAM,
@@ -235,14 +306,19 @@ def import_docgen(
     `catalog.builder.build_catalog` with `EnvironmentFacts(source="doc-gen4")` and the mathlib4
     commit of the source links. `on_read` reports reading; `on_build(lines)` is called once
     reading is done with the number of stream lines to build, then `on_line(n)` per line.
-    Raises the errors of `collect_docgen` and `build_catalog`; on any error nothing under
-    `root` changes.
+    `lean_version` is stored as `normalize_lean_version` gives it (`v4.33.0` -> `4.33.0`).
+    Raises the errors of `collect_docgen` and `build_catalog`, and `invalid_request` for a bad
+    `lean_version` (before anything is read); on any error nothing under `root` changes.
     """
+    lean_version = normalize_lean_version(lean_version) if lean_version is not None else None
     collection = collect_docgen(path, on_read)
     if on_build is not None:
         on_build(len(collection.lines) + 2)  # header and footer
     facts = EnvironmentFacts(source="doc-gen4", mathlib_commit=collection.mathlib_commit)
-    manifest = build_catalog(docgen_stream(collection, lean_version), root, profile, facts=facts, on_line=on_line)
+    try:
+        manifest = build_catalog(docgen_stream(collection, lean_version), root, profile, facts=facts, on_line=on_line)
+    finally:
+        collection.lines.close()
     return DocgenImport(
         manifest=manifest,
         files=collection.files,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
 from ..errors import ErrorCode, LeanIndexError
+from ..home import resolve_root
 from ..models import (
     EnvironmentIdentity,
     EnvironmentsResponse,
@@ -34,10 +35,11 @@ __all__ = ["Engine"]
 
 
 class Engine:
-    """Search and inspect over the catalogs under `root` (thread-safe)."""
+    """Search and inspect over the catalogs under `root` (thread-safe); `root` None is the
+    default root (`leanindex.home.default_root`: `$LEANINDEX_ROOT`, else the user data folder)."""
 
-    def __init__(self, root: str | Path = "."):
-        self.root = Path(root).resolve()
+    def __init__(self, root: str | Path | None = None):
+        self.root = resolve_root(root).resolve()
         self._loaded: dict[str, LoadedCatalog] = {}
         self._lock = threading.Lock()
         self._profile_locks: dict[str, threading.Lock] = {}

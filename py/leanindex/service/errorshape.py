@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from http import HTTPStatus
+from collections.abc import Callable
 from typing import Any
 
 import h11
@@ -28,6 +29,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import ErrorCode, LeanIndexError
 from .middleware import error_response
+from .web import is_page_path
 
 log = logging.getLogger("leanindex.http")
 
@@ -88,14 +90,16 @@ class ErrorShapeMiddleware:
     """Pure ASGI: holds back the start and body of each answer with status >= 400 and, unless it
     already is the shared error object (or a JSON-RPC error to a POST on `/mcp`), sends the
     shared error object instead with the same status and other headers. Successful answers
-    (including MCP event streams) pass through unbuffered."""
+    (including MCP event streams) pass through unbuffered, and so does a GET of a page for
+    people (`is_page(path)`, the search page's HTML), whose errors are pages too."""
 
-    def __init__(self, app: ASGIApp, mcp_path: str = "/mcp"):
+    def __init__(self, app: ASGIApp, mcp_path: str = "/mcp", is_page: Callable[[str], bool] = lambda path: False):
         self.app = app
         self.mcp_path = mcp_path
+        self.is_page = is_page
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or (scope["method"] == "GET" and self.is_page(scope["path"])):
             await self.app(scope, receive, send)
             return
         keeps_json_rpc = scope["path"] == self.mcp_path and scope["method"] == "POST"
@@ -138,7 +142,7 @@ def install_error_shape(app: FastAPI) -> None:
         return error_response(failure)
 
     app.add_exception_handler(Exception, on_unexpected)
-    app.add_middleware(ErrorShapeMiddleware)
+    app.add_middleware(ErrorShapeMiddleware, is_page=is_page_path)
 
 
 class SharedErrorH11Protocol(H11Protocol):

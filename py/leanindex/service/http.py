@@ -19,12 +19,15 @@ of `errors.HTTP_STATUS`):
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
-- `/mcp`: MCP over streamable HTTP (stateless, JSON responses), the same tools as `leanindex mcp`.
+- `/mcp`: MCP over streamable HTTP (stateless, JSON responses), the same tools as `leanindex mcp`;
+- `GET /`, `GET /d/{name}`, `POST /token`: the search page for people (HTML, no JavaScript;
+  `leanindex.service.web`), answered by the same tools, gate and limits.
 
 Limits (`ServiceConfig`): bodies over `max_body_bytes` get 413, an engine call over
 `time_budget_s` gets 504 `timeout`, a call beyond `max_concurrent` running ones gets 429 `busy` at
 once. FastAPI's own request validation answers 400 `invalid_request` (not 422). With a token set,
-every route but `/healthz` needs `Authorization: Bearer <token>` (401 otherwise).
+every route but `/healthz` needs `Authorization: Bearer <token>` (401 otherwise); the pages also
+take it from the cookie `POST /token` sets.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
 from .tools import CHECK, CHECKER_ROUTED, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
+from .web import install_pages
 
 log = logging.getLogger("leanindex.http")
 
@@ -139,6 +143,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     _declaration_routes(app, engine, tools, gate, metrics)
     _check_route(app, engine, tools)
     _operation_routes(app, engine, gate, metrics)
+    install_pages(app, engine, tools, gate)
     app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
     install_error_handlers(app)
     install_middleware(app, config, metrics)

@@ -112,26 +112,58 @@ class NamedEndpoint:
 class BearerTokenMiddleware:
     """Requires `Authorization: Bearer <token>` on every HTTP request except the paths in
     `open_paths`; anything else gets 401 `unauthorized` (shared error object) with
-    `WWW-Authenticate: Bearer`. Tokens are compared in constant time."""
+    `WWW-Authenticate: Bearer`. Tokens are compared in constant time.
 
-    def __init__(self, app: ASGIApp, token: str, open_paths: frozenset[str] = frozenset({"/healthz"})):
+    On a GET of a page for people (`is_page(path)`), a browser cannot set that header without
+    JavaScript: the token is also taken from the cookie `page_cookie`, and a refusal is
+    `page_refusal(error)` (an HTML page with a form to give the token) instead of JSON. The
+    cookie is never accepted on the API routes."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        open_paths: frozenset[str] = frozenset({"/healthz"}),
+        is_page: Callable[[str], bool] = lambda path: False,
+        page_cookie: str = "",
+        page_refusal: Callable[[LeanIndexError], ASGIApp] | None = None,
+    ):
         self.app = app
+        self.token = token.encode()
         self.expected = f"Bearer {token}".encode()
         self.open_paths = open_paths
+        self.is_page = is_page
+        self.page_cookie = page_cookie
+        self.page_refusal = page_refusal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.open_paths:
             await self.app(scope, receive, send)
             return
-        given = Headers(scope=scope).get("authorization", "").encode()
-        if secrets.compare_digest(given, self.expected):
+        headers = Headers(scope=scope)
+        given = headers.get("authorization", "").encode()
+        page = scope["method"] == "GET" and self.is_page(scope["path"])
+        cookie = _cookie(headers.get("cookie", ""), self.page_cookie).encode() if page and self.page_cookie else b""
+        if secrets.compare_digest(given, self.expected) or (cookie and secrets.compare_digest(cookie, self.token)):
             await self.app(scope, receive, send)
             return
         error = LeanIndexError(
             ErrorCode.UNAUTHORIZED,
-            "missing or wrong bearer token" if given else "this server requires a bearer token (Authorization: Bearer ...)",
+            "missing or wrong bearer token" if given or cookie else "this server requires a bearer token (Authorization: Bearer ...)",
         )
+        if page and self.page_refusal is not None:
+            await self.page_refusal(error)(scope, receive, send)
+            return
         await error_response(error, {"www-authenticate": "Bearer"})(scope, receive, send)
+
+
+def _cookie(header: str, name: str) -> str:
+    """The value of cookie `name` in a `Cookie` header, or ""."""
+    for part in header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return ""
 
 
 class BodyLimitMiddleware:

@@ -24,6 +24,7 @@ from .config import ServiceConfig
 from .metrics import ServiceMetrics
 from .errorshape import install_error_shape
 from .middleware import AccessMiddleware, BearerTokenMiddleware, BodyLimitMiddleware, CarriedError, error_response
+from .web import TOKEN_COOKIE, is_page_path, token_page
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -108,7 +109,10 @@ def install_middleware(app: FastAPI, config: ServiceConfig, metrics: ServiceMetr
     metrics, outermost last."""
     app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
     if config.token is not None:
-        app.add_middleware(BearerTokenMiddleware, token=config.token)
+        app.add_middleware(
+            BearerTokenMiddleware, token=config.token, open_paths=frozenset({"/healthz", "/token"}),
+            is_page=is_page_path, page_cookie=TOKEN_COOKIE, page_refusal=token_page,
+        )
     if config.cors_origins:
         # Outside the token check, so browsers' preflight requests are answered.
         app.add_middleware(

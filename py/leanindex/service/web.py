@@ -1,0 +1,279 @@
+"""The search page for people: server-rendered HTML over the same tools as the HTTP API.
+
+Routes (HTML; no JavaScript anywhere):
+
+- `GET /`: the search form (environment selector, one query box, the filters as fields) and,
+  when the query asks something, one page of results: name, kind, the type in a monospace font
+  with its constants linked to their own pages, module, the doc's first line, and the
+  completeness line (`21–40 of 94 · complete` / `· more`, with a link to the next page);
+- `GET /d/{name}?env=ID`: one declaration, everything inspect returns, with links onward
+  (its namespace, the declarations whose type mentions it, each constant of its type);
+- `POST /token`: a form posting the server's token sets it as a cookie (`TOKEN_COOKIE`,
+  HttpOnly, SameSite=Strict) so a browser can send it; the token middleware accepts that
+  cookie on these pages only (`PAGE_PATHS`).
+
+The page is an adapter: every answer comes from the `lean.declaration.search` and
+`lean.declaration.inspect` tools (`service.tools`, same request models, same gate, so the same
+limits as the API); what is here is only reading the query box (`parse_query`), splitting a
+type into text and links (`type_segments`), and templates (`templates/*.html`, Jinja2).
+
+The query box's short syntax (documented on the page): words are ANDed; `c:Name` a constant
+the type must mention (repeatable), `ns:Name` a namespace prefix, `kind:theorem` a kind,
+`mod:Init.Data` a module prefix; one bare word is the name fragment (`add_comm`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, quote, urlencode
+
+import jinja2
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+
+from ..engine import Engine
+from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
+from ..models import InspectRequest, Kind, SearchRequest, SearchResponse
+from ..validation import invalid_request
+from .gate import CallGate
+from .tools import INSPECT, SEARCH, ToolSpec
+
+TOKEN_COOKIE = "leanindex_token"
+PAGE_PATHS = ("/", "/d/")
+"""Paths of the pages (exact `/`, or under `/d/`): the token may come as `TOKEN_COOKIE` there."""
+
+PREFIXES: dict[str, str] = {"c": "type_pattern", "ns": "namespace_prefixes", "kind": "kinds", "mod": "module_prefixes"}
+"""Short syntax of the query box: `prefix:value` -> the `SearchRequest` field it fills."""
+
+_templates = jinja2.Environment(
+    loader=jinja2.PackageLoader("leanindex.service", "templates"),
+    autoescape=jinja2.select_autoescape(["html"]),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def is_page_path(path: str) -> bool:
+    """Whether `path` is one of the pages (see `PAGE_PATHS`)."""
+    return path == "/" or path.startswith("/d/")
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the form asks: the box's text and the separate fields, as given."""
+
+    environment: str
+    text: str
+    namespaces: list[str]
+    kinds: list[str]
+    modules: list[str]
+    constants: list[str]
+    limit: int
+    after: str | None
+    start: int
+
+
+def _ints(value: str | None, default: int) -> int:
+    return int(value) if value is not None and value.isdigit() else default
+
+
+def read_form(params: Mapping[str, list[str]], default_environment: str) -> Query:
+    """The query string of `GET /` as a `Query` (empty strings dropped)."""
+
+    def values(key: str) -> list[str]:
+        return [v.strip() for v in params.get(key, []) if v.strip()]
+
+    first = {key: (values(key) or [None])[0] for key in ("env", "q", "limit", "after", "start")}
+    return Query(
+        environment=first["env"] or default_environment,
+        text=first["q"] or "",
+        namespaces=values("ns"),
+        kinds=values("kind"),
+        modules=values("mod"),
+        constants=values("c"),
+        limit=_ints(first["limit"], 20),
+        after=first["after"],
+        start=_ints(first["start"], 0),
+    )
+
+
+def parse_query(query: Query) -> dict[str, Any] | None:
+    """The `SearchRequest` fields the query asks for, or None when it asks nothing (an empty
+    box and no constant). Raises `LeanIndexError(invalid_request)` for two bare words."""
+    fields: dict[str, list[str]] = {"type_pattern": list(query.constants), "namespace_prefixes": list(query.namespaces),
+                                    "kinds": list(query.kinds), "module_prefixes": list(query.modules)}
+    bare: list[str] = []
+    for word in query.text.split():
+        prefix, colon, value = word.partition(":")
+        if colon and prefix in PREFIXES and value:
+            fields[PREFIXES[prefix]].append(value)
+        else:
+            bare.append(word)
+    if len(bare) > 1:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"one name fragment at a time ({' '.join(bare)!r}); use c:Name for a constant, ns:, kind:, mod: for the filters",
+            {"q": query.text},
+        )
+    if not bare and not fields["type_pattern"]:
+        return None
+    request: dict[str, Any] = {"environment": query.environment, "result_limit": query.limit, "after": query.after}
+    if bare:
+        request["name_contains"] = bare[0]
+    if fields["type_pattern"]:
+        request["type_pattern"] = {"constants": fields.pop("type_pattern")}
+    request.update({key: value for key, value in fields.items() if value and key != "type_pattern"})
+    return request
+
+
+_NOT_IN_NAMES = r"\s()\[\]{}⦃⦄,:←→↔∀∃λ=<>≤≥≠+*/×∘∧∨¬·|@$%^&;`\""
+# An identifier never starts with `.` (`(as ++ bs).length`: the dot is text, `length` a name).
+_IDENTIFIER = re.compile(rf"[^{_NOT_IN_NAMES}.][^{_NOT_IN_NAMES}]*")
+
+
+def type_segments(text: str, constants: list[str]) -> list[tuple[str, str | None]]:
+    """`text` cut into `(piece, constant or None)`: an identifier is linked to the constant of
+    the type it names (its full name, or the one constant ending in `.<identifier>`); for a
+    dotted identifier that names none (`s.length`), its last component is tried the same way.
+    Notation (`+`, `∣`) stays text: the constants it stands for are listed beside the type."""
+    by_suffix: dict[str, set[str]] = {}
+    for name in constants:
+        parts = name.split(".")
+        for i in range(len(parts)):
+            by_suffix.setdefault(".".join(parts[i:]), set()).add(name)
+
+    def resolve(token: str) -> str | None:
+        found = by_suffix.get(token, set())
+        return next(iter(found)) if len(found) == 1 else (token if token in constants else None)
+
+    segments: list[tuple[str, str | None]] = []
+    cursor = 0
+    for match in _IDENTIFIER.finditer(text):
+        token = match.group(0)
+        target = resolve(token)
+        head, tail = token, ""
+        if target is None and "." in token.strip("."):
+            head, _, last = token.rpartition(".")
+            target = resolve(last)
+            head, tail = (head + ".", last) if target else (token, "")
+        segments.append((text[cursor : match.start()], None))
+        if tail:
+            segments += [(head, None), (tail, target)]
+        else:
+            segments.append((token, target))
+        cursor = match.end()
+    segments.append((text[cursor:], None))
+    return [(piece, link) for piece, link in segments if piece]
+
+
+def notation_constants(text: str, constants: list[str]) -> list[str]:
+    """The constants of a type that `type_segments` links nowhere in `text` (those behind
+    notation such as `+` or `=`), in the given order, to be linked beside the type."""
+    linked = {target for _, target in type_segments(text, constants) if target}
+    return [name for name in constants if name not in linked]
+
+
+def declaration_url(environment: str, name: str) -> str:
+    """The page of declaration `name` in `environment`."""
+    return f"/d/{quote(name, safe='')}?{urlencode({'env': environment})}"
+
+
+def search_url(environment: str, **params: Any) -> str:
+    """`/` with the query `params` (lists repeat their key)."""
+    return "/?" + urlencode({"env": environment, **params}, doseq=True)
+
+
+def _first_line(doc: str | None) -> str:
+    for line in (doc or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def completeness_line(response: SearchResponse, start: int) -> str:
+    """`21–40 of 94 · complete` (every match was returned) or `· more` (another page exists)."""
+    shown = len(response.results)
+    span = f"{start + 1}–{start + shown}" if shown else "0"
+    return f"{span} of {response.total_matches:,} · {'more' if response.next_cursor else 'complete'}"
+
+
+_templates.globals.update(
+    declaration_url=declaration_url, search_url=search_url, type_segments=type_segments, notation_constants=notation_constants
+)
+
+
+def _render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return HTMLResponse(_templates.get_template(template).render(**context), status_code=status)
+
+
+def _failure(error: LeanIndexError | ValidationError) -> LeanIndexError:
+    return invalid_request(error.errors()) if isinstance(error, ValidationError) else error
+
+
+def install_pages(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate: CallGate) -> None:
+    """Add the page routes (see the module docstring) to `app`; answers come from `tools`."""
+
+    async def environments() -> list[str]:
+        listed = await gate.run(engine.environments)
+        return [e.environment for e in listed.environments]
+
+    @app.get("/", include_in_schema=False)
+    async def search_page(request: Request) -> Response:
+        """The search form and one page of results (HTML)."""
+        params = parse_qs(request.url.query)
+        context: dict[str, Any] = {"environments": [], "query": read_form(params, ""), "kinds": [k.value for k in Kind],
+                                   "response": None, "error": None, "docs": {}, "next_url": None, "line": None}
+        try:
+            served = await environments()
+            query = read_form(params, served[0] if served else "")
+            context.update(environments=served, query=query)
+            fields = parse_query(query)
+            if fields is not None:
+                response = await tools[SEARCH].call(SearchRequest(**fields))
+                docs = {}
+                for result in response.results:
+                    inspected = await tools[INSPECT].call(InspectRequest(environment=query.environment, declaration_name=result.name))
+                    docs[result.name] = (_first_line(inspected.doc), inspected.type_constants)
+                context.update(response=response, docs=docs, line=completeness_line(response, query.start))
+                if response.next_cursor:
+                    kept = {k: v for k, v in params.items() if k not in ("after", "start", "env")}
+                    context["next_url"] = search_url(query.environment, **kept, after=response.next_cursor,
+                                                     start=query.start + len(response.results))
+        except (LeanIndexError, ValidationError) as raised:
+            failure = _failure(raised)
+            return _render("search.html", HTTP_STATUS[failure.code], **{**context, "error": failure})
+        return _render("search.html", **context)
+
+    @app.get("/d/{name:leanname}", include_in_schema=False)
+    async def declaration_page(request: Request, name: str) -> Response:
+        """Everything inspect returns about one declaration (HTML)."""
+        environment = request.query_params.get("env", "")
+        context: dict[str, Any] = {"environments": [], "environment": environment, "name": name, "error": None, "answer": None,
+                                   "query": read_form({}, environment), "kinds": [k.value for k in Kind]}
+        try:
+            served = await environments()
+            environment = environment or (served[0] if served else "")
+            context.update(environments=served, environment=environment, query=read_form({}, environment))
+            answer = await tools[INSPECT].call(InspectRequest(environment=environment, declaration_name=name))
+        except (LeanIndexError, ValidationError) as raised:
+            failure = _failure(raised)
+            return _render("declaration.html", HTTP_STATUS[failure.code], **{**context, "error": failure})
+        return _render("declaration.html", **{**context, "answer": answer})
+
+    @app.post("/token", include_in_schema=False)
+    async def token_form(request: Request) -> Response:
+        """Keep the token a person typed in as a cookie for the pages, then go to the search page."""
+        given = parse_qs((await request.body()).decode("utf-8", "replace")).get("token", [""])[0]
+        redirect = RedirectResponse("/", status_code=303)
+        redirect.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="strict")
+        return redirect
+
+
+def token_page(error: LeanIndexError) -> HTMLResponse:
+    """The page a browser gets without a valid token: the refusal and a form to give it."""
+    return _render("token.html", HTTP_STATUS[error.code], error=error)

@@ -1,0 +1,125 @@
+"""The search page over HTTP without a browser: the query box's syntax, type links, the same
+answers, token and limits as the API (the browser test is `test_search_page.py`)."""
+
+from __future__ import annotations
+
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+
+import httpx
+import pytest
+
+from leanindex.engine import Engine
+from leanindex.errors import ErrorCode, LeanIndexError
+from leanindex.service.config import ServiceConfig
+from leanindex.service.http import create_app
+from leanindex.service.web import Query, notation_constants, parse_query, read_form, type_segments
+from service_support import GatedEngine, engine_search, live_server, sample_root  # noqa: F401  (fixture)
+
+
+def query(text: str = "", **fields: object) -> Query:
+    return Query(**{"environment": "CORE", "text": text, "namespaces": [], "kinds": [], "modules": [], "constants": [],
+                    "limit": 20, "after": None, "start": 0, **fields})  # type: ignore[arg-type]
+
+
+def test_the_short_syntax_fills_the_request_fields() -> None:
+    assert parse_query(query("add_comm ns:Nat kind:theorem mod:Init.Data c:HAdd.hAdd c:Eq")) == {
+        "environment": "CORE", "result_limit": 20, "after": None, "name_contains": "add_comm",
+        "type_pattern": {"constants": ["HAdd.hAdd", "Eq"]}, "namespace_prefixes": ["Nat"], "kinds": ["theorem"],
+        "module_prefixes": ["Init.Data"],
+    }
+    # The separate fields and the box add up.
+    assert parse_query(query("c:Eq", constants=["Nat"], namespaces=["Nat"]))["type_pattern"] == {"constants": ["Nat", "Eq"]}
+    assert parse_query(query("ns:Nat")) is None  # asks nothing a search can answer: the form alone
+    assert parse_query(query("")) is None
+    # An unknown prefix is part of a name (names may hold a colon only between «»).
+    assert parse_query(query("x:y"))["name_contains"] == "x:y"
+    with pytest.raises(LeanIndexError) as caught:
+        parse_query(query("add comm"))
+    assert caught.value.code == ErrorCode.INVALID_REQUEST
+
+
+def test_read_form_drops_empty_fields_and_defaults_the_environment() -> None:
+    form = read_form({"q": [" add "], "c": ["", "Nat"], "kind": [""], "limit": ["50"], "start": ["x"]}, "CORE")
+    assert (form.environment, form.text, form.constants, form.kinds, form.limit, form.start) == ("CORE", "add", ["Nat"], [], 50, 0)
+
+
+def test_type_segments_link_each_constant_it_names() -> None:
+    text = "{α : Type u_1} (as bs : List α) : (as ++ bs).length = as.length + bs.length"
+    constants = ["Eq", "HAdd.hAdd", "HAppend.hAppend", "List", "List.length", "Nat"]
+    segments = type_segments(text, constants)
+    assert "".join(piece for piece, _ in segments) == text
+    assert [(piece, link) for piece, link in segments if link] == [
+        ("List", "List"), ("length", "List.length"), ("length", "List.length"), ("length", "List.length"),
+    ]
+    assert notation_constants(text, constants) == ["Eq", "HAdd.hAdd", "HAppend.hAppend", "Nat"]
+    # A name two constants end in is linked to neither (no guessing).
+    assert [link for _, link in type_segments("(x : T)", ["A.T", "B.T"]) if link] == []
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        href = dict(attrs).get("href")
+        if tag == "a" and href:
+            self.hrefs.append(href)
+
+
+def test_pages_answer_what_the_api_answers(sample_root: Path) -> None:  # noqa: F811
+    engine = Engine(sample_root)
+    with live_server(create_app(engine)) as url:
+        page = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add", "kind": "theorem", "limit": "3"})
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        answer = engine_search(sample_root, environment="SAMPLE", name_contains="add", kinds=["theorem"], result_limit=3)
+        for result in answer.results:
+            assert f">{result.name}</a>" in page.text
+        assert f"1–3 of {answer.total_matches} · more" in page.text
+        links = _Links()
+        links.feed(page.text)
+        following = next(h for h in links.hrefs if "after=" in h)
+        second = httpx.get(url + following)
+        assert f"4–" in second.text and f"of {answer.total_matches}" in second.text
+        decl = httpx.get(f"{url}/d/Nat.add_comm", params={"env": "SAMPLE"})
+        assert decl.status_code == 200 and "Nat.add_comm" in decl.text and "commutative" in decl.text
+        missing = httpx.get(f"{url}/d/Nat.nope", params={"env": "SAMPLE"})
+        assert missing.status_code == 404 and "not_found" in missing.text and "Nat.add_comm" not in missing.text or "Close names" in missing.text
+        bad = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "two words"})
+        assert bad.status_code == 400 and "invalid_request" in bad.text
+        assert "<script" not in page.text.lower()
+    engine.close()
+
+
+def test_the_pages_need_the_token_and_take_it_as_a_cookie(sample_root: Path) -> None:  # noqa: F811
+    engine = Engine(sample_root)
+    with live_server(create_app(engine, ServiceConfig(token="s3cret"))) as url:
+        refused = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add"})
+        assert refused.status_code == 401 and 'action="/token"' in refused.text and "Nat.add" not in refused.text
+        wrong = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add"}, cookies={"leanindex_token": "nope"})
+        assert wrong.status_code == 401
+        with httpx.Client(base_url=url) as browser:
+            given = browser.post("/token", data={"token": "s3cret"})
+            assert given.status_code == 303 and "HttpOnly" in given.headers["set-cookie"] and "SameSite=strict" in given.headers["set-cookie"]
+            assert browser.get("/", params={"env": "SAMPLE", "q": "add_comm"}).status_code == 200
+            # The cookie opens the pages only, never the API.
+            api = browser.post("/v1/declarations/search", json={"environment": "SAMPLE", "name_contains": "add"})
+            assert api.status_code == 401
+        assert httpx.get(f"{url}/", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    engine.close()
+
+
+def test_the_pages_share_the_api_limits(sample_root: Path) -> None:  # noqa: F811
+    engine = GatedEngine(sample_root)
+    app = create_app(engine, ServiceConfig(max_concurrent=1, time_budget_s=60))
+    with live_server(app) as url:
+        held = threading.Thread(target=lambda: httpx.post(f"{url}/v1/declarations/search", json={"environment": "SAMPLE", "name_contains": "Nat"}, timeout=60))
+        held.start()
+        assert engine.entered.wait(30)
+        busy = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add"})
+        assert busy.status_code == 429 and "busy" in busy.text
+        engine.release.set()
+        held.join(30)
+    engine.close()
