@@ -18,6 +18,11 @@ from typing import Any
 import pytest
 import yaml
 
+from leanindex.errors import OUTCOME_EXIT, Outcome
+
+#: `catalog diff`'s status on drift, which the workflows branch on.
+DRIFT = OUTCOME_EXIT[Outcome.DRIFTED]
+
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 
@@ -98,7 +103,7 @@ def test_core_drift_fails_while_no_manifest_is_committed(tmp_path: Path, bin_dir
     assert not calls.exists(), "with nothing committed there is nothing to diff against"
 
 
-@pytest.mark.parametrize("status", [0, 1, 11])
+@pytest.mark.parametrize("status", [0, DRIFT, 11])
 def test_core_drift_status_is_catalog_diffs(tmp_path: Path, bin_dir: Path, status: int) -> None:
     repo = _git_repo(tmp_path / "repo", manifest=True)
     calls = tmp_path / "calls"
@@ -220,7 +225,7 @@ def test_lean_workflow_order() -> None:
 # manifest.yml: drift fails the job, the pull request still opens
 
 
-@pytest.mark.parametrize("status", [0, 1, 11])
+@pytest.mark.parametrize("status", [0, DRIFT, 11])
 def test_mathlib_diff_step_keeps_the_status(tmp_path: Path, bin_dir: Path, status: int) -> None:
     calls = tmp_path / "calls"
     _fake_leanindex(bin_dir, calls)
@@ -235,7 +240,7 @@ def test_mathlib_diff_step_keeps_the_status(tmp_path: Path, bin_dir: Path, statu
     assert calls.read_text() == "catalog diff --profile mathlib\n"
 
 
-@pytest.mark.parametrize("status", [1, 11])
+@pytest.mark.parametrize("status", [DRIFT, 11])
 def test_mathlib_fail_step_exits_with_the_diff_status(tmp_path: Path, bin_dir: Path, status: int) -> None:
     step = _step("manifest.yml", "Fail on drift")
     env = {**step["env"], "DIFF_STATUS": str(status)}
@@ -249,7 +254,7 @@ def test_mathlib_pull_request_opens_on_drift_before_the_job_fails() -> None:
     names = [s.get("name") for s in steps]
     pr = _step("manifest.yml", "Open a pull request with the new manifest")
     fail = _step("manifest.yml", "Fail on drift")
-    assert pr["if"] == "steps.diff.outputs.status == '1'"
+    assert pr["if"] == f"steps.diff.outputs.status == '{DRIFT}'"
     assert fail["if"] == "steps.diff.outputs.status != '0'"
     assert fail["env"] == {"DIFF_STATUS": "${{ steps.diff.outputs.status }}"}
     assert names.index("Diff against the committed manifest") < names.index(pr["name"]) < names.index(fail["name"])
