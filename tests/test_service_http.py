@@ -9,11 +9,10 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 from service_support import (
@@ -27,6 +26,7 @@ from service_support import (
     sample_root,  # noqa: F401  (fixture)
 )
 
+from leanindex.client import declaration_path
 from leanindex.engine import Engine
 from leanindex.errors import HTTP_STATUS, ErrorCode
 from leanindex.models import EnvironmentsResponse, ErrorResponse, InspectResponse, SearchResponse
@@ -133,7 +133,7 @@ def test_search_cursor_pages_cover_the_whole_answer(served: httpx.Client) -> Non
 
 
 def inspect_url(name: str, environment: str = "SAMPLE") -> str:
-    return f"/v1/declarations/{quote(name, safe='')}?environment={environment}"
+    return f"{declaration_path(name)}?environment={environment}"
 
 
 def test_every_sample_name_round_trips_through_the_url(served: httpx.Client, sample_root: Path) -> None:
@@ -147,17 +147,21 @@ def test_every_sample_name_round_trips_through_the_url(served: httpx.Client, sam
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30))
+@example(name="search")  # the search route's own segment
+@example(name=".")  # dot segments, which HTTP clients remove from paths
+@example(name="..")
 def test_any_name_reaches_the_engine_unchanged(served: httpx.Client, name: str) -> None:
     response = served.get(inspect_url(name))
     body = response.json()
+    sent = "«search»" if name == "search" else name  # the same Lean name (see declaration_path)
     if response.status_code == 200:
         assert body["name"] in sample_names()
     elif body["error"]["code"] == "not_found":
-        assert body["error"]["details"]["declaration_name"] == name
+        assert body["error"]["details"]["declaration_name"] == sent
     else:
         # A string that is not a Lean name at all: refused, quoting it exactly.
         assert body["error"]["code"] == "invalid_request", body
-        assert body["error"]["details"]["value"] == name
+        assert body["error"]["details"]["value"] == sent
 
 
 def test_invalid_requests_get_400(served: httpx.Client) -> None:

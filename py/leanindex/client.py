@@ -49,6 +49,23 @@ from .validation import invalid_request
 T = TypeVar("T", bound=BaseModel)
 
 
+
+def declaration_path(name: str) -> str:
+    """The HTTP inspect path of declaration `name` (`/v1/declarations/{name}`, without the query).
+
+    Every reserved character is escaped, `/` included (the server's path converter takes the
+    rest of the path as the name). Two names need more: `search` is the search route, so a
+    declaration named exactly `search` is sent as `«search»`, Lean's escaped printing of the same
+    name (the engine reads both alike); `.` and `..` are percent-encoded whole, since HTTP clients
+    remove such dot segments from a path (RFC 3986, 5.2.4) before it is sent.
+    """
+    if name == "search":
+        name = "«search»"
+    encoded = quote(name, safe="")
+    if encoded in (".", ".."):
+        encoded = encoded.replace(".", "%2E")
+    return "/v1/declarations/" + encoded
+
 class _Backend(Protocol):
     def search(self, request: SearchRequest) -> SearchResponse: ...
     def inspect(self, request: InspectRequest) -> InspectResponse: ...
@@ -82,9 +99,7 @@ class _HttpBackend:
         return self._call("POST", "/v1/declarations/search", SearchResponse, content=body, headers={"Content-Type": "application/json"})
 
     def inspect(self, request: InspectRequest) -> InspectResponse:
-        # Every reserved character escaped, `/` included: the server's path converter takes the
-        # rest of the path as the name.
-        path = "/v1/declarations/" + quote(request.declaration_name, safe="")
+        path = declaration_path(request.declaration_name)
         return self._call("GET", path, InspectResponse, params={"environment": request.environment})
 
     def environments(self) -> EnvironmentsResponse:
