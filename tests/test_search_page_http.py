@@ -31,13 +31,14 @@ def test_the_short_syntax_fills_the_request_fields() -> None:
     }
     # The separate fields and the box add up.
     assert parse_query(query("c:Eq", constants=["Nat"], namespaces=["Nat"]))["type_pattern"] == {"constants": ["Nat", "Eq"]}
-    assert parse_query(query("ns:Nat")) is None  # asks nothing a search can answer: the form alone
+    # Browsing: any filter is a search (the engine's rule), only the empty form is none.
+    assert parse_query(query("ns:Nat kind:theorem"))["namespace_prefixes"] == ["Nat"]
+    assert parse_query(query("", namespaces=["Nat"]))["namespace_prefixes"] == ["Nat"]
     assert parse_query(query("")) is None
     # An unknown prefix is part of a name (names may hold a colon only between «»).
     assert parse_query(query("x:y"))["name_contains"] == "x:y"
-    with pytest.raises(LeanIndexError) as caught:
-        parse_query(query("add comm"))
-    assert caught.value.code == ErrorCode.INVALID_REQUEST
+    # Several bare words are fragments that must all occur.
+    assert parse_query(query("add comm"))["name_contains"] == ["add", "comm"]
 
 
 def test_read_form_drops_empty_fields_and_defaults_the_environment() -> None:
@@ -85,9 +86,11 @@ def test_pages_answer_what_the_api_answers(sample_root: Path) -> None:  # noqa: 
         assert f"4–" in second.text and f"of {answer.total_matches}" in second.text
         decl = httpx.get(f"{url}/d/Nat.add_comm", params={"env": "SAMPLE"})
         assert decl.status_code == 200 and "Nat.add_comm" in decl.text and "commutative" in decl.text
+        # A theorem is no class: its null instance count is not shown as a fact about the catalog.
+        assert "instance count" not in decl.text and "not recorded" not in decl.text
         missing = httpx.get(f"{url}/d/Nat.nope", params={"env": "SAMPLE"})
         assert missing.status_code == 404 and "not_found" in missing.text and "Nat.add_comm" not in missing.text or "Close names" in missing.text
-        bad = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "two words"})
+        bad = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add kind:lemma"})  # no such kernel kind
         assert bad.status_code == 400 and "invalid_request" in bad.text
         assert "<script" not in page.text.lower()
     engine.close()

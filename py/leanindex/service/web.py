@@ -103,8 +103,9 @@ def read_form(params: Mapping[str, list[str]], default_environment: str) -> Quer
 
 
 def parse_query(query: Query) -> dict[str, Any] | None:
-    """The `SearchRequest` fields the query asks for, or None when it asks nothing (an empty
-    box and no constant). Raises `LeanIndexError(invalid_request)` for two bare words."""
+    """The `SearchRequest` fields the query asks for, or None when it asks nothing (an empty box
+    and no filter field: the bare form). Bare words are name fragments that must all occur
+    (`name_contains` as a list); whether the filters given are enough is the engine's rule."""
     fields: dict[str, list[str]] = {"type_pattern": list(query.constants), "namespace_prefixes": list(query.namespaces),
                                     "kinds": list(query.kinds), "module_prefixes": list(query.modules)}
     bare: list[str] = []
@@ -114,17 +115,11 @@ def parse_query(query: Query) -> dict[str, Any] | None:
             fields[PREFIXES[prefix]].append(value)
         else:
             bare.append(word)
-    if len(bare) > 1:
-        raise LeanIndexError(
-            ErrorCode.INVALID_REQUEST,
-            f"one name fragment at a time ({' '.join(bare)!r}); use c:Name for a constant, ns:, kind:, mod: for the filters",
-            {"q": query.text},
-        )
-    if not bare and not fields["type_pattern"]:
+    if not bare and not any(fields.values()):
         return None
     request: dict[str, Any] = {"environment": query.environment, "result_limit": query.limit, "after": query.after}
     if bare:
-        request["name_contains"] = bare[0]
+        request["name_contains"] = bare[0] if len(bare) == 1 else bare
     if fields["type_pattern"]:
         request["type_pattern"] = {"constants": fields.pop("type_pattern")}
     request.update({key: value for key, value in fields.items() if value and key != "type_pattern"})
