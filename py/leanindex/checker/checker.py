@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import hashlib
+import secrets
 import tempfile
 import time
 import weakref
@@ -28,9 +29,11 @@ from lean_interact.interface import CommandResponse, LeanError
 
 from ..errors import ErrorCode, LeanIndexError
 from ..models import InspectRequest, InspectResponse, display_profile
+from .audit import audited_declarations
 from .cache import VerdictCache
 from .config import CheckerConfig
 from .commands import find_target, split_commands
+from . import fence as statement_fence
 from .forbidden import forbidden_words
 from .proofs import chosen_sorry, goals_of, refusal_is_lean, step_status
 from .states import ProofStates, unknown_state
@@ -38,7 +41,10 @@ from .tactics import catalog_signatures, declaration_tree, proof_tree, tactic_st
 from .header import Header, parse_header, uncovered_imports, unknown_modules
 from .isolation import make_sandbox
 from .models import (
+    AuditRequest,
+    AuditResponse,
     CheckRequest,
+    Reference,
     CheckResponse,
     Diagnostic,
     Isolation,
@@ -62,7 +68,7 @@ from .models import (
 )
 from .pool import ProfilePool
 from .target import decide_raw, moved_diagnostics, unit_verdict
-from .verdict import diagnostics_of, sorries_of
+from .verdict import audit_decision, diagnostics_of, sorries_of
 from .worker import RawCheck, Worker
 
 T = TypeVar("T")
@@ -102,6 +108,20 @@ def repl_config_for(config: CheckerConfig) -> LeanREPLConfig:
         )
     except (ValueError, RuntimeError) as error:
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"cannot use the Lean project or REPL: {error}", {}) from None
+
+
+def _reference_texts(reference: Reference | None) -> list[str]:
+    """The reference's Lean texts, counted against `max_code_bytes` with the code."""
+    if reference is None:
+        return []
+    return [*(t.statement for t in reference.theorems), *([reference.file] if reference.file else [])]
+
+
+def _reference_digest(reference: Reference | None) -> str:
+    """A digest of the reference, part of the verdict cache key and prepared-environment key."""
+    if reference is None:
+        return "-"
+    return hashlib.sha256(reference.model_dump_json().encode("utf-8")).hexdigest()
 
 
 class Checker:
@@ -206,11 +226,12 @@ class Checker:
         finishes in the background and releases its worker. See the class docstring for errors.
         """
         received = time.perf_counter()
-        pool, header = self._admit(request.environment, request.code)
+        pool, header = self._admit(request.environment, request.code, _reference_texts(request.reference))
         config = pool.config
         protect = not config.allow_unsafe_commands
         digest = hashlib.sha256(request.code.encode("utf-8")).hexdigest()
-        key = (config.identity.environment_digest, protect, digest)
+        fence = self._fence_plan(request.reference, config)
+        key = (config.identity.environment_digest, protect, digest, _reference_digest(request.reference))
         cache = self._caches[config.profile]
         hit = cache.get(key)
         if hit is not None:
@@ -219,7 +240,7 @@ class Checker:
         timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
         worker = await self._acquire_for(pool, header)
         acquired = time.perf_counter()
-        raw: RawCheck = await pool.run(worker, worker.check, header.body, timeout_s)
+        raw: RawCheck = await pool.run(worker, worker.check, header.body, timeout_s, fence)
         response = self._respond(config, raw, protect, digest, queue_ms=(acquired - received) * 1000, received=received)
         cache.put(key, response)
         return response
@@ -241,9 +262,50 @@ class Checker:
             protected=protect,
             lean_toolchain=self._toolchains.get(config.profile),
             code_sha256=digest,
+            fence=raw.fence,
         )
         total_ms = (time.perf_counter() - received) * 1000
         return response.model_copy(update={"timings": response.timings.model_copy(update={"total_ms": total_ms})})
+
+    @staticmethod
+    def _fence_plan(reference: Reference | None, config: CheckerConfig) -> statement_fence.FencePlan | None:
+        """The reference command with fresh names (`fence.plan`), or None without a reference."""
+        if reference is None:
+            return None
+        return statement_fence.plan(reference, config.imports, secrets.randbelow(10**12) + 10**12)
+
+    async def audit(self, request: AuditRequest) -> AuditResponse:
+        """Check `request.code` as `check` does and report every declaration it adds, with its
+        axioms and `sorry` use (`audit.audited_declarations`); the verdict is the check's, never
+        `accepted` unless every declaration was audited and there is at least one
+        (`verdict.audit_decision`). Never cached. Raises as `check`.
+        """
+        received = time.perf_counter()
+        pool, header = self._admit(request.environment, request.code)
+        config = pool.config
+        protect = not config.allow_unsafe_commands
+        timeout_s = request.timeout_s if request.timeout_s is not None else config.timeout_s
+        worker = await self._acquire_for(pool, header)
+        acquired = time.perf_counter()
+        raw: RawCheck = await pool.run(worker, worker.check, header.body, timeout_s)
+        declarations, unverified = audited_declarations(raw)
+        added, audited = len(declarations), len(declarations) - len(unverified)
+        decision = audit_decision(decide_raw(raw, protect), added, audited)
+        return AuditResponse(
+            **config.identity.model_dump(),
+            verdict=decision.verdict,
+            reasons=decision.reasons,
+            declarations_added=added,
+            declarations_audited=audited,
+            declarations=declarations,
+            unverified=unverified,
+            diagnostics=decision.diagnostics,
+            timings=Timings(queue_ms=(acquired - received) * 1000, check_ms=raw.check_ms, total_ms=(time.perf_counter() - received) * 1000),
+            isolation=self._isolation[config.profile],
+            protected=protect,
+            lean_toolchain=self._toolchains.get(config.profile),
+            code_sha256=hashlib.sha256(request.code.encode("utf-8")).hexdigest(),
+        )
 
     async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
         """Check replacements for one declaration of a file against the environment just before
@@ -256,7 +318,7 @@ class Checker:
         command after its header).
         """
         received = time.perf_counter()
-        pool, header = self._admit(request.environment, request.code, request.candidates)
+        pool, header = self._admit(request.environment, request.code, [*request.candidates, *_reference_texts(request.reference)])
         config = pool.config
         commands = split_commands(header.body)
         if not commands:
@@ -303,14 +365,26 @@ class Checker:
                     f"{', '.join(str(p.name) for p in parts) or 'nothing'})",
                     {"candidate": number, "target": target.name},
                 )
+        fence = self._fence_plan(request.reference, config)
+        target_name = statement_fence.name_parts(target.full_name or "")
+        if fence is not None and any(t.name != target.full_name for t in fence.theorems):
+            others = sorted(t.name for t in fence.theorems if t.name != target.full_name)
+            raise LeanIndexError(
+                ErrorCode.INVALID_REQUEST,
+                f"a target check fences only its target {target.full_name}; the reference also names {', '.join(others)}",
+                {"target": target.full_name, "others": others},
+            )
+        namespace = tuple(target_name[: len(target_name) - len(statement_fence.name_parts(target.name or ""))])
         lines = header.body.split("\n")
         first = commands[0].line
         prefix = "\n".join(lines[first - 1 : target.line - 1]).rstrip()
         prefix_sha256 = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
-        key = f"{config.profile}:{prefix_sha256}"
+        key = f"{config.profile}:{_reference_digest(request.reference)}:{prefix_sha256}"
         worker = await self._acquire_for(pool, header, prefer=key)
         acquired = time.perf_counter()
-        raw_target = await pool.run(worker, worker.check_target, key, prefix, [c.rstrip() for c in request.candidates], timeout_s)
+        raw_target = await pool.run(
+            worker, worker.check_target, key, prefix, [c.rstrip() for c in request.candidates], timeout_s, fence, namespace
+        )
         prepared = raw_target.prepared
         inherited = len(prepared.forbidden) if protect else 0
         results = [
@@ -531,6 +605,10 @@ class Checker:
     def check_sync(self, request: CheckRequest) -> CheckResponse:
         """Start, check once, close, on a private event loop (for the CLI)."""
         return self.run_sync(self.check, request)
+
+    def audit_sync(self, request: AuditRequest) -> AuditResponse:
+        """Start, audit once, close, on a private event loop."""
+        return self.run_sync(self.audit, request)
 
     def check_target_sync(self, request: TargetCheckRequest) -> TargetCheckResponse:
         """Start, run one target check, close, on a private event loop (for the CLI)."""

@@ -24,6 +24,61 @@ MAX_TIMEOUT_S = 300.0
 ALLOWED_AXIOMS: tuple[str, ...] = ("propext", "Classical.choice", "Quot.sound")
 
 
+#: Most theorems one reference may name.
+MAX_REFERENCE_THEOREMS = 64
+
+
+class ReferenceTheorem(Frozen):
+    """A theorem whose statement is pinned: `name` as the submission declares it (with its
+    namespaces, e.g. `Nat.my_add_comm`) and `statement`, the Lean source that follows the name in
+    `theorem <name> <statement> := ...` (binders and type, e.g. `(n : Nat) : n + 0 = n`)."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^[^\s:()\[\]{}]+$")]
+    statement: Annotated[str, StringConstraints(min_length=1)]
+
+
+class Reference(Frozen):
+    """The statements a submission must keep (the statement fence): `theorems` named one by one,
+    and/or `file`, a Lean file (imports the profile covers; then `theorem`/`lemma` commands and
+    scope commands: `namespace`, `section`, `end`, `open`, `universe`, `variable`,
+    `set_option`) whose theorems must all be present. Both are elaborated in the profile's
+    environment before the submission, under fresh names; see `leanindex.checker.fence`."""
+
+    theorems: Annotated[list[ReferenceTheorem], Field(max_length=MAX_REFERENCE_THEOREMS)] = Field(default_factory=list)
+    file: Annotated[str, StringConstraints(min_length=1)] | None = Field(default=None, description="A reference Lean file.")
+
+    @model_validator(mode="after")
+    def _something(self) -> Reference:
+        if not self.theorems and self.file is None:
+            raise ValueError("a reference needs `theorems` or a `file`")
+        return self
+
+
+class FenceStatus(StrEnum):
+    """How a fenced theorem fared: `same` (declared by the submission as a theorem whose type is
+    the reference's, by Lean's comparison), `changed` (its type differs), `missing` (the
+    submission does not declare it), `not_theorem` (declared, but not as a `theorem`)."""
+
+    SAME = "same"
+    CHANGED = "changed"
+    MISSING = "missing"
+    NOT_THEOREM = "not_theorem"
+
+
+class StatementFence(Frozen):
+    """The statement fence on one theorem. `submitted` and `reference` are the two signatures as
+    Lean's `#check` prints them (the reference under the theorem's own name); `first_difference`
+    is the first differing subterm of the two printed forms (`[submitted, reference]`), a reading
+    aid computed from Lean's prints, while `status` comes from Lean's own comparison."""
+
+    name: str
+    status: FenceStatus
+    kind: str | None = Field(description="The submission's declaration kind (`theorem`, `def`, ...); None when missing.")
+    submitted: str | None
+    reference: str | None
+    first_difference: list[str] | None = None
+
+
 class CheckRequest(Frozen):
     """A complete Lean file to check against a profile's warm environment.
 
@@ -38,6 +93,7 @@ class CheckRequest(Frozen):
     timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = Field(
         default=None, description="Wall-clock budget of the check in seconds (at most 300)."
     )
+    reference: Reference | None = Field(default=None, description="Statements the submission must keep (statement fence).")
 
 
 class Verdict(StrEnum):
@@ -86,6 +142,8 @@ class ReasonCode(StrEnum):
     DISALLOWED_AXIOM = "disallowed_axiom"
     FORBIDDEN_COMMAND = "forbidden_command"
     AXIOMS_UNVERIFIED = "axioms_unverified"
+    STATEMENT_CHANGED = "statement_changed"
+    NOTHING_AUDITED = "nothing_audited"
 
 
 class Reason(Frozen):
@@ -136,6 +194,7 @@ class CheckResponse(EnvironmentIdentity):
     protected: bool
     lean_toolchain: str | None = Field(description="The worker's Lean version, from the project's `lean-toolchain`.")
     code_sha256: str
+    fence: list[StatementFence] = Field(default_factory=list, description="The statement fence per referenced theorem.")
 
 
 #: Most candidates one target check may carry.
@@ -174,6 +233,9 @@ class TargetCheckRequest(Frozen):
     timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = Field(
         default=None, description="Wall-clock budget of the whole request in seconds (at most 300)."
     )
+    reference: Reference | None = Field(
+        default=None, description="Statements every candidate must keep (target mode; it may name only the target)."
+    )
 
     @model_validator(mode="after")
     def _mode_fields(self) -> TargetCheckRequest:
@@ -181,6 +243,8 @@ class TargetCheckRequest(Frozen):
             raise ValueError("target mode needs `target` and 1-16 `candidates`")
         if self.mode is TargetMode.SEQUENTIAL and (self.target is not None or self.candidates):
             raise ValueError("sequential mode takes neither `target` nor `candidates`")
+        if self.mode is TargetMode.SEQUENTIAL and self.reference is not None:
+            raise ValueError("sequential mode takes no `reference`; fence a whole file with lean.check")
         return self
 
 
@@ -203,6 +267,7 @@ class UnitVerdict(Frozen):
     axioms: list[TheoremAxioms]
     extended: bool
     check_ms: float
+    fence: list[StatementFence] = Field(default_factory=list, description="The statement fence on the candidate.")
 
 
 class TargetCheckResponse(EnvironmentIdentity):
@@ -223,6 +288,54 @@ class TargetCheckResponse(EnvironmentIdentity):
     prefix_diagnostics: list[Diagnostic]
     prepare_ms: float
     results: list[UnitVerdict]
+    timings: Timings
+    isolation: Isolation
+    protected: bool
+    lean_toolchain: str | None
+    code_sha256: str
+
+
+class AuditRequest(Frozen):
+    """A complete Lean file to audit (`lean.audit`): checked as `lean.check` does, then every
+    declaration it adds is reported. Size cap and `timeout_s` as `lean.check`."""
+
+    environment: ProfileId
+    code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A complete Lean file.")
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = Field(
+        default=None, description="Wall-clock budget of the audit in seconds (at most 300)."
+    )
+
+
+class AuditedDeclaration(Frozen):
+    """One declaration the file adds: its name (None for an `example` or an anonymous
+    `instance`), kind, where it starts, and, when Lean's `#print axioms` answered for it
+    (`verified`), its axioms, the flagged ones (outside the allowlist) and whether it uses
+    `sorry` (`sorryAx` among its axioms)."""
+
+    name: str | None
+    kind: str
+    start: Position
+    verified: bool
+    uses_sorry: bool | None
+    axioms: list[str] | None
+    flagged: list[str]
+
+
+class AuditResponse(EnvironmentIdentity):
+    """The audit of one file. `declarations_added` counts the declarations the file adds of the
+    kinds whose axioms are printed (theorem, def, abbrev, opaque, instance, axiom, example; Lean's
+    info trees say which); `declarations_audited` those whose axioms Lean printed. The verdict is
+    `lean.check`'s, except that it is never `accepted` unless both counts agree and are above
+    zero (`nothing_audited` when the file adds none). `unverified` lists the declarations whose
+    axioms could not be printed."""
+
+    verdict: Verdict
+    reasons: list[Reason]
+    declarations_added: int
+    declarations_audited: int
+    declarations: list[AuditedDeclaration]
+    unverified: list[AuditedDeclaration]
+    diagnostics: list[Diagnostic]
     timings: Timings
     isolation: Isolation
     protected: bool

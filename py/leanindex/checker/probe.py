@@ -146,11 +146,13 @@ def probe_command(found: Survey, nonce: int) -> tuple[str, dict[int, Declaration
 @dataclass(frozen=True)
 class ProbeResult:
     """`synced`: the nonce echo was found; `axioms`: per declaration answered; `unanswered`:
-    declarations whose line got no axiom answer (an error, e.g. a name that did not resolve)."""
+    declarations whose line got no axiom answer (an error, e.g. a name that did not resolve);
+    `answered`: each answered declaration with its answer, in file order."""
 
     synced: bool
     axioms: list[TheoremAxioms]
     unanswered: list[Declaration]
+    answered: list[tuple[Declaration, TheoremAxioms]] = field(default_factory=list)
 
 
 def read_probe(response: CommandResponse, nonce: int, by_line: dict[int, Declaration]) -> ProbeResult:
@@ -175,4 +177,5 @@ def read_probe(response: CommandResponse, nonce: int, by_line: dict[int, Declara
         )
     axioms = [answered[line] for line in sorted(answered)]
     unanswered = [decl for line, decl in sorted(by_line.items()) if line not in answered]
-    return ProbeResult(synced, axioms, unanswered)
+    pairs = [(by_line[line], answered[line]) for line in sorted(answered)]
+    return ProbeResult(synced, axioms, unanswered, pairs)

@@ -24,6 +24,7 @@ def decide_raw(raw: RawCheck, protect: bool, inherited: Sequence[ForbiddenUse] =
         raw.found.examples,
         protect,
         raw.has_infotree and prefix_infotree,
+        raw.fence,
     )
 
 
@@ -71,4 +72,5 @@ def unit_verdict(
         axioms=raw.probe.axioms,
         extended=extended,
         check_ms=raw.check_ms,
+        fence=raw.fence,
     )

@@ -1,8 +1,9 @@
 """From what Lean reported to a verdict; nothing but Lean's messages, sorries, info trees and
 `#print axioms` answers goes into it.
 
-Order of precedence: a forbidden command, an error other than unsolved goals, or a flagged axiom
-(other than `sorryAx`) makes it `rejected`; otherwise a `sorry` (REPL `sorries`, Lean's
+Order of precedence: a forbidden command, an error other than unsolved goals, a fenced theorem
+whose statement Lean found changed (missing, not a theorem, or another type: `statement_changed`,
+see `fence`), or a flagged axiom (other than `sorryAx`) makes it `rejected`; otherwise a `sorry` (REPL `sorries`, Lean's
 "declaration uses `sorry`" warning, or `sorryAx` among the axioms) or an "unsolved goals" error
 makes it `incomplete`; a declaration whose axioms could not be printed (an `example`, or a
 name the probe could not resolve) makes it `rejected` with `axioms_unverified`, since nothing
@@ -14,7 +15,7 @@ check fails with `backend_error`. Each rule is one entry of `RULES` or `ACCEPTAN
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from lean_interact.interface import CommandResponse
 
 from ..errors import ErrorCode, LeanIndexError
 from .forbidden import ForbiddenUse
-from .models import Diagnostic, Position, Reason, ReasonCode, SorryGoal, TheoremAxioms, Verdict
+from .models import Diagnostic, FenceStatus, Position, Reason, ReasonCode, SorryGoal, StatementFence, TheoremAxioms, Verdict
 from .probe import Declaration
 
 _SORRY_WARNINGS = ("declaration uses `sorry`", "declaration uses 'sorry'")
@@ -69,7 +70,7 @@ class Facts:
     """Everything a verdict rests on: Lean's messages and sorries, the forbidden commands
     found, the `#print axioms` answers, the declarations whose axioms could not be printed,
     the `example`s (line, column), whether forbidden commands are refused (`protect`), and
-    whether the REPL returned an info tree."""
+    whether the REPL returned an info tree, and the statement fence per referenced theorem."""
 
     response: CommandResponse
     diagnostics: list[Diagnostic]
@@ -79,6 +80,7 @@ class Facts:
     examples: list[tuple[int, int]]
     protect: bool
     has_infotree: bool
+    fence: Sequence[StatementFence] = ()
 
 
 def _forbidden(facts: Facts) -> list[Reason]:
@@ -101,6 +103,25 @@ def _errors(facts: Facts) -> list[Reason]:
         for d in facts.diagnostics
         if d.severity == "error" and not d.text.startswith(_UNSOLVED)
     ]
+
+
+_FENCE_MESSAGES = {
+    FenceStatus.MISSING: "{name} is fenced but the submission does not declare it",
+    FenceStatus.NOT_THEOREM: "{name} is fenced but the submission declares it as `{kind}`, not as a theorem",
+    FenceStatus.CHANGED: "{name}'s statement is not the reference's",
+}
+
+
+def _statement_changed(facts: Facts) -> list[Reason]:
+    reasons = []
+    for entry in facts.fence:
+        if entry.status is FenceStatus.SAME:
+            continue
+        message = _FENCE_MESSAGES[entry.status].format(name=entry.name, kind=entry.kind)
+        if entry.first_difference:
+            message += f": `{entry.first_difference[0]}` where the reference has `{entry.first_difference[1]}`"
+        reasons.append(Reason(code=ReasonCode.STATEMENT_CHANGED, message=message, command=entry.name))
+    return reasons
 
 
 def _disallowed_axioms(facts: Facts) -> list[Reason]:
@@ -169,6 +190,7 @@ class Rule:
 RULES: tuple[Rule, ...] = (
     Rule(_forbidden, Verdict.REJECTED),
     Rule(_errors, Verdict.REJECTED),
+    Rule(_statement_changed, Verdict.REJECTED),
     Rule(_disallowed_axioms, Verdict.REJECTED),
     Rule(_unsolved_goals, Verdict.INCOMPLETE),
     Rule(_sorry, Verdict.INCOMPLETE),
@@ -201,11 +223,12 @@ def decide(
     examples: list[tuple[int, int]],
     protect: bool,
     has_infotree: bool,
+    fence: Sequence[StatementFence] = (),
 ) -> Decision:
     """The verdict of one check: `RULES` in order, then `ACCEPTANCE_CHECKS` on an `accepted`
     one. Raises `LeanIndexError(backend_error)` when an acceptance check fails."""
     diagnostics = diagnostics_of(response)
-    facts = Facts(response, diagnostics, forbidden, axioms, unverified, examples, protect, has_infotree)
+    facts = Facts(response, diagnostics, forbidden, axioms, unverified, examples, protect, has_infotree, fence)
     reasons: list[Reason] = []
     verdict = Verdict.ACCEPTED
     for rule in RULES:
@@ -218,3 +241,19 @@ def decide(
             if not holds(facts):
                 raise LeanIndexError(ErrorCode.BACKEND_ERROR, message, details)
     return Decision(verdict, reasons, diagnostics, sorries_of(response))
+
+
+def audit_decision(decision: Decision, added: int, audited: int) -> Decision:
+    """The verdict of an audit (`lean.audit`): `decision` (the check's), except that `accepted`
+    also needs `added == audited > 0` (an audit that looked at nothing, or at part of the file,
+    proves nothing); otherwise it is `rejected` with `nothing_audited` (no declaration) or
+    `axioms_unverified` (the decision already lists which declarations)."""
+    if decision.verdict is not Verdict.ACCEPTED:
+        return decision
+    if added == 0:
+        reason = Reason(code=ReasonCode.NOTHING_AUDITED, message="the file adds no declaration whose axioms can be printed; nothing was audited")
+    elif added != audited:
+        reason = Reason(code=ReasonCode.AXIOMS_UNVERIFIED, message=f"{audited} of the {added} declarations the file adds were audited")
+    else:
+        return decision
+    return Decision(Verdict.REJECTED, [*decision.reasons, reason], decision.diagnostics, decision.sorries)

@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -30,7 +30,9 @@ from pydantic import ValidationError
 from ..errors import ErrorCode, LeanIndexError
 from ..lake.tools import LakeEnvironment
 from .config import CheckerConfig
+from .fence import FencePlan, probe_command as fence_probe_command, read_fence, synced
 from .forbidden import ForbiddenUse, find_forbidden
+from .models import StatementFence
 from .isolation import Sandbox, make_sandbox
 from .probe import ProbeResult, Survey, probe_command, read_probe, survey
 from .replies import parse_command_response
@@ -123,18 +125,22 @@ class RawCheck:
     probe: ProbeResult
     has_infotree: bool
     check_ms: float
+    #: The statement fence per referenced theorem (empty without a reference).
+    fence: list[StatementFence] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Prepared:
     """An environment prepared for target checks: its REPL id, the prefix's response (None for
-    the header environment itself), the prefix's forbidden commands, and whether the REPL
-    returned the prefix's info tree."""
+    the header environment itself), the prefix's forbidden commands, whether the REPL
+    returned the prefix's info tree, and the reference elaborated before the prefix (its fresh
+    names are the ones every candidate run in this environment is compared with)."""
 
     env: int
     response: CommandResponse | None
     forbidden: list[ForbiddenUse]
     has_infotree: bool
+    fence: FencePlan | None = None
 
 
 @dataclass(frozen=True)
@@ -210,24 +216,55 @@ class Worker:
         """Resident size of the REPL's process tree in MiB (lean-interact's `get_memory_usage`)."""
         return self.server.get_memory_usage() if self.server is not None else 0.0
 
-    def check(self, body: str, timeout_s: float) -> RawCheck:
+    def check(self, body: str, timeout_s: float, fence: FencePlan | None = None) -> RawCheck:
         """Run `body` in the header environment, then the axiom probe, within `timeout_s` overall.
+        With `fence`, the reference command runs first (the submission runs in its environment)
+        and the fence probe last (`leanindex.checker.fence`).
 
         Raises `LeanIndexError`: `timeout` (the process group was killed), `backend_error` (the
-        REPL died, answered garbage, refused the command, or the probe's answer was out of
-        sync); after either the worker is dead and must be replaced.
+        REPL died, answered garbage, refused the command, or a probe's answer was out of
+        sync); after either the worker is dead and must be replaced. With `fence`, also
+        `invalid_request` (the reference does not elaborate) and `forbidden_command` (it holds a
+        command that can forge a verdict; the worker is retired).
         """
         assert self.server is not None and self.header_env is not None
         with self._lock:
             self.checks += 1
             started = time.perf_counter()
-            return self._check_in(body, self.header_env, started + timeout_s, timeout_s)
+            deadline = started + timeout_s
+            env = self._reference_env(fence, deadline, timeout_s) if fence is not None else self.header_env
+            return self._check_in(body, env, deadline, timeout_s, fence)
 
-    def check_target(self, key: str, prefix: str, candidates: list[str], timeout_s: float) -> RawTarget:
+    def _reference_env(self, fence: FencePlan, deadline: float, budget: float) -> int:
+        """Elaborate the reference command in the header environment; its environment's id."""
+        assert self.header_env is not None
+        response = self._run(Command(cmd=fence.text, env=self.header_env, infotree="full"), deadline, budget)
+        forbidden = find_forbidden(response.infotree or [])
+        if forbidden:
+            # Elaboration-time code already ran in this process: never reuse it.
+            self.tainted = True
+            if not self.config.allow_unsafe_commands:
+                raise LeanIndexError(
+                    ErrorCode.FORBIDDEN_COMMAND,
+                    f"the reference uses {', '.join(f.command for f in forbidden)}, which can change how proofs are checked",
+                    {"commands": [{"command": f.command, "line": f.line, "column": f.column} for f in forbidden], "stage": "reference"},
+                )
+        errors = [
+            {"line": m.start_pos.line, "column": m.start_pos.column, "text": m.data} for m in response.messages if m.severity == "error"
+        ]
+        if errors:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"the reference does not elaborate: {errors[0]['text']}", {"errors": errors, "stage": "reference"})
+        return response.env
+
+    def check_target(
+        self, key: str, prefix: str, candidates: list[str], timeout_s: float, fence: FencePlan | None = None, namespace: tuple[str, ...] = ()
+    ) -> RawTarget:
         """Run each candidate (then its axiom probe) in the environment `prefix` leaves, within
-        `timeout_s` overall. The prefix runs once in the header environment and its environment
-        is kept under `key` among this worker's `prepared_entries` most recently used ones; an
-        empty prefix is the header environment itself. Raises as `check`."""
+        `timeout_s` overall. The prefix runs once in the header environment (after the
+        reference command, with `fence`) and its environment is kept under `key` among this
+        worker's `prepared_entries` most recently used ones; an empty prefix is the header (or
+        reference) environment itself. A prepared environment keeps the fence plan it was made
+        with; `namespace` is the namespaces open at the target. Raises as `check`."""
         assert self.server is not None and self.header_env is not None
         with self._lock:
             self.checks += len(candidates)
@@ -236,12 +273,12 @@ class Worker:
             prepared = self._prepared.get(key)
             reused = prepared is not None
             if prepared is None:
-                prepared = self._prepare(prefix, deadline, timeout_s)
+                prepared = self._prepare(prefix, deadline, timeout_s, fence)
                 self._remember(key, prepared)
             else:
                 self._prepared.move_to_end(key)
             prepare_ms = (time.perf_counter() - started) * 1000
-            raws = [self._check_in(candidate, prepared.env, deadline, timeout_s) for candidate in candidates]
+            raws = [self._check_in(candidate, prepared.env, deadline, timeout_s, prepared.fence, namespace) for candidate in candidates]
             return RawTarget(prepared=prepared, reused=reused, prepare_ms=0.0 if reused else prepare_ms, checks=raws)
 
     def check_sequence(self, commands: list[str], timeout_s: float, accepts: Callable[[RawCheck], bool]) -> list[RawCheck]:
@@ -260,16 +297,17 @@ class Worker:
                     env = raw.response.env
             return raws
 
-    def _prepare(self, prefix: str, deadline: float, budget: float) -> Prepared:
+    def _prepare(self, prefix: str, deadline: float, budget: float, fence: FencePlan | None = None) -> Prepared:
         assert self.header_env is not None
+        start = self._reference_env(fence, deadline, budget) if fence is not None else self.header_env
         if not prefix.strip():
-            return Prepared(env=self.header_env, response=None, forbidden=[], has_infotree=True)
-        response = self._run(Command(cmd=prefix, env=self.header_env, infotree="full"), deadline, budget)
+            return Prepared(env=start, response=None, forbidden=[], has_infotree=True, fence=fence)
+        response = self._run(Command(cmd=prefix, env=start, infotree="full"), deadline, budget)
         forbidden = find_forbidden(response.infotree or [])
         if forbidden:
             # Elaboration-time code already ran in this process: never reuse it.
             self.tainted = True
-        return Prepared(env=response.env, response=response, forbidden=forbidden, has_infotree=response.infotree is not None)
+        return Prepared(env=response.env, response=response, forbidden=forbidden, has_infotree=response.infotree is not None, fence=fence)
 
     def _remember(self, key: str, prepared: Prepared) -> None:
         if self.config.prepared_entries == 0:
@@ -284,7 +322,9 @@ class Worker:
         """Whether this worker has the environment `key` prepared."""
         return key in self._prepared
 
-    def _check_in(self, body: str, env: int, deadline: float, budget: float) -> RawCheck:
+    def _check_in(
+        self, body: str, env: int, deadline: float, budget: float, fence: FencePlan | None = None, namespace: tuple[str, ...] = ()
+    ) -> RawCheck:
         started = time.perf_counter()
         response = self._run(Command(cmd=body, env=env, infotree="full"), deadline, budget)
         trees = response.infotree or []
@@ -304,6 +344,19 @@ class Worker:
                 "the REPL's answer to the axiom probe is out of sync; the worker was discarded",
                 {"stage": "probe"},
             )
+        fenced: list[StatementFence] = []
+        if fence is not None:
+            fence_nonce = secrets.randbelow(10**12) + 10**12
+            fence_text, lines = fence_probe_command(fence.theorems, found, fence_nonce)
+            fence_response = self._run(Command(cmd=fence_text, env=response.env), deadline, budget)
+            if not synced(fence_response, fence_nonce):
+                self.close()
+                raise LeanIndexError(
+                    ErrorCode.BACKEND_ERROR,
+                    "the REPL's answer to the statement fence probe is out of sync; the worker was discarded",
+                    {"stage": "fence"},
+                )
+            fenced = read_fence(fence_response, lines, fence.theorems, found, namespace)
         return RawCheck(
             response=response,
             forbidden=forbidden,
@@ -311,6 +364,7 @@ class Worker:
             probe=probe,
             has_infotree=response.infotree is not None,
             check_ms=(time.perf_counter() - started) * 1000,
+            fence=fenced,
         )
 
     def _run(self, command: Command, deadline: float, budget: float) -> CommandResponse:
