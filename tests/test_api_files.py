@@ -269,7 +269,7 @@ class _Checker:
     async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
         raise AssertionError("not called")
 
-    proof_state = proof_step = proof_close = proof_steps = check_target
+    proof_state = proof_step = proof_close = proof_steps = audit = check_target
 
 
 def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None:

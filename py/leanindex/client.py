@@ -21,6 +21,10 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from .checker.models import (
+    AuditRequest,
+    AuditResponse,
+    CheckRequest,
+    CheckResponse,
     ProofCloseRequest,
     ProofCloseResponse,
     ProofStateRequest,
@@ -237,6 +241,25 @@ class Client:
         """
         return self._backend.inspect(_validated(InspectRequest, environment=environment, declaration_name=declaration_name))
 
+    def check(self, environment: str, code: str, *, reference: Any = None, timeout_s: float | None = None) -> CheckResponse:
+        """Lean's verdict on the complete file `code` (`lean.check`). `reference` pins
+        statements (a `leanindex.checker.models.Reference` or its dict: `theorems` [{name,
+        statement}] and/or `file`); a changed one is `rejected` with `statement_changed`. Over
+        HTTP only.
+
+        Raises `LeanIndexError` as `check_target`, and `forbidden_command` (the reference holds
+        a command that can forge a verdict).
+        """
+        request = _validated(CheckRequest, environment=environment, code=code, reference=reference, timeout_s=timeout_s)
+        return self._backend.checker_call("/v1/check", request, CheckResponse)
+
+    def audit(self, environment: str, code: str, *, timeout_s: float | None = None) -> AuditResponse:
+        """Every declaration the file `code` adds with its axioms and `sorry` use, and a verdict
+        that is never `accepted` unless all of them were audited and there is one at least
+        (`lean.audit`). Over HTTP only. Raises `LeanIndexError` as `check_target`."""
+        request = _validated(AuditRequest, environment=environment, code=code, timeout_s=timeout_s)
+        return self._backend.checker_call("/v1/audit", request, AuditResponse)
+
     def check_target(
         self,
         environment: str,
@@ -246,11 +269,13 @@ class Client:
         *,
         mode: str = "target",
         timeout_s: float | None = None,
+        reference: Any = None,
     ) -> TargetCheckResponse:
         """Lean's verdicts on `candidates` (whole declarations) replacing declaration `target` of
         the file `code`, against the environment before it, prepared once per server worker
         (`lean.check.target`); `mode="sequential"` (no target, no candidates) checks every
-        command of `code` in order. Over HTTP only.
+        command of `code` in order. `reference` (target mode) fences the target's statement as
+        `check` does. Over HTTP only.
 
         Raises `LeanIndexError`: `invalid_request` (checked here before anything is sent),
         `not_found` (no declaration named `target`), `header_mismatch`, `payload_too_large`,
@@ -258,7 +283,8 @@ class Client:
         `backend_error`, `unknown_environment`, `unauthorized`.
         """
         request = _validated(
-            TargetCheckRequest, environment=environment, code=code, target=target, candidates=list(candidates), mode=mode, timeout_s=timeout_s
+            TargetCheckRequest, environment=environment, code=code, target=target, candidates=list(candidates), mode=mode,
+            timeout_s=timeout_s, reference=reference,
         )
         return self._backend.checker_call("/v1/check/target", request, TargetCheckResponse)
 

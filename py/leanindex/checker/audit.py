@@ -5,12 +5,15 @@ is one."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import ErrorCode, LeanIndexError
 from .models import AuditedDeclaration, Position
-from .probe import EXAMPLE_KIND, PROBED_KINDS, Declaration
+from .probe import Declaration
 from .worker import RawCheck
 
 _EXAMPLE = "example"
-assert EXAMPLE_KIND.endswith(_EXAMPLE)
 
 
 def _unverified(decl: Declaration) -> AuditedDeclaration:
@@ -44,5 +47,27 @@ def audited_declarations(raw: RawCheck) -> tuple[list[AuditedDeclaration], list[
     return declarations, [d for d in declarations if not d.verified]
 
 
-#: The kinds an audit counts (those whose axioms the probe prints, and `example`).
-COUNTED_KINDS = (*PROBED_KINDS.values(), _EXAMPLE)
+def project_files(project: Path, paths: Sequence[str], module_prefix: str | None) -> list[Path]:
+    """The Lean files to audit: `paths` as given, then (with `module_prefix`, e.g.
+    `MyProject.Algebra`) the module's file `<project>/MyProject/Algebra.lean` and every `.lean`
+    file under `<project>/MyProject/Algebra/`, as Lake maps module names to files under a
+    package's source directory; sorted, without duplicates.
+
+    Raises `LeanIndexError(invalid_request)` when nothing is given, or when a module prefix
+    matches no file (an audit of nothing must not pass).
+    """
+    found: dict[Path, None] = {Path(p): None for p in paths}
+    if module_prefix is not None:
+        parts = module_prefix.split(".")
+        base = project.joinpath(*parts)
+        matched = ([base.with_suffix(".lean")] if base.with_suffix(".lean").is_file() else []) + sorted(base.rglob("*.lean"))
+        if not matched:
+            raise LeanIndexError(
+                ErrorCode.INVALID_REQUEST,
+                f"no Lean file of module prefix {module_prefix} under {project}",
+                {"module_prefix": module_prefix, "project": str(project)},
+            )
+        found.update(dict.fromkeys(matched))
+    if not found:
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, "give the files to audit or a module prefix", {})
+    return list(found)

@@ -1,7 +1,10 @@
 """`leanindex check FILE|-`: Lean's verdict on a complete file, from a warm REPL of a profile;
 `leanindex check-target FILE --target NAME --candidate FILE...` (or `--sequential`): verdicts on
 replacements for one declaration against the environment before it; `leanindex proof-steps FILE`:
-the goals before and after every tactic of a proof (`--tree`: as a tree of goals).
+the goals before and after every tactic of a proof (`--tree`: as a tree of goals); `leanindex
+audit FILE... [--module-prefix M]`: every declaration of each file with its axioms (for CI).
+`check` and `check-target` take `--reference FILE`, a Lean file of theorems whose statements the
+submission must keep (the statement fence).
 
 Exit status: 0 `accepted`, 12 `incomplete`, 13 `rejected` (Lean's verdicts, distinct so scripts
 can branch on them); a tool failure or refusal exits with its code's `EXIT_STATUS` (3 invalid
@@ -14,17 +17,19 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from pydantic import ValidationError
 
 from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
-from ..checker.models import MAX_TIMEOUT_S, ProofStepsRequest, TargetCheckRequest, TargetCheckResponse, TargetMode, Verdict
+from ..checker.audit import project_files
+from ..checker.models import MAX_TIMEOUT_S, AuditRequest, AuditResponse, ProofStepsRequest, Reference, TargetCheckRequest, TargetCheckResponse, TargetMode, Verdict
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from ..engine import Engine
 from ..models import InspectRequest, InspectResponse
-from ..service.tools import render_proof_steps
+from ..service.tools import render_audit, render_proof_steps
 from ..service.tools import render_target as render_target_text
 from ..validation import invalid_request
 from . import main
@@ -145,21 +150,39 @@ def run_once(call: Callable[[], T]) -> T:
         signal.signal(signal.SIGTERM, previous)
 
 
+reference_option = click.option(
+    "--reference",
+    "reference_file",
+    type=click.Path(dir_okay=False, path_type=str),
+    default=None,
+    help="A Lean file of theorems whose statements the submission must keep (statement fence).",
+)
+
+
+def read_reference(path: str | None, limit: int) -> Reference | None:
+    """The statement fence of `--reference FILE` (None without one); raises as `read_source`."""
+    return Reference(file=read_source(path, limit)) if path is not None else None
+
+
 @main.command()
 @click.argument("source", type=click.Path(allow_dash=True, dir_okay=False, path_type=str))
+@reference_option
 @checker_options
 @handles_errors()
 def check(
     source: str,
+    reference_file: str | None,
     timeout_s: float | None,
     as_json: bool,
     **shared: Any,
 ) -> None:
-    """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL."""
+    """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL; with
+    --reference, every theorem of that file must keep its statement."""
     config = checker_config(**shared)
     environment = shared["environment"]
     code = read_source(source, config.max_code_bytes)
-    request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s)
+    reference = read_reference(reference_file, config.max_code_bytes)
+    request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s, reference=reference)
     response = run_once(lambda: Checker(config).check_sync(request))
     if as_json:
         emit_json(response)
@@ -190,6 +213,7 @@ def render_target(response: TargetCheckResponse) -> None:
 @click.option("--target", "-t", "target", default=None, help="Name of the declaration to replace (target mode).")
 @click.option("--candidate", "-c", "candidates", multiple=True, type=click.Path(dir_okay=False, path_type=str), help="A file holding one whole replacement declaration (repeatable, 1-16).")
 @click.option("--sequential", is_flag=True, help="Check every command of SOURCE in order, extending the environment only past accepted ones.")
+@reference_option
 @checker_options
 @handles_errors()
 def check_target(
@@ -197,6 +221,7 @@ def check_target(
     target: str | None,
     candidates: tuple[str, ...],
     sequential: bool,
+    reference_file: str | None,
     timeout_s: float | None,
     as_json: bool,
     **shared: Any,
@@ -216,6 +241,7 @@ def check_target(
             target=target,
             candidates=texts,
             timeout_s=timeout_s,
+            reference=read_reference(reference_file, config.max_code_bytes),
         )
     except ValidationError as error:
         raise invalid_request(error.errors()) from None
@@ -268,3 +294,39 @@ def proof_steps(
         emit_json(response)
     else:
         stdout.print(render_proof_steps(response), markup=False)
+
+
+@main.command()
+@click.argument("sources", nargs=-1, type=click.Path(dir_okay=False, path_type=str))
+@click.option("--module-prefix", default=None, help="Also audit every file of this module prefix under --project (e.g. MyProject.Algebra).")
+@checker_options
+@handles_errors()
+def audit(
+    sources: tuple[str, ...],
+    module_prefix: str | None,
+    timeout_s: float | None,
+    as_json: bool,
+    **shared: Any,
+) -> None:
+    """Audit Lean files: each is checked on its own against ENVIRONMENT, and every declaration
+    it adds is listed with its axioms and sorry use. Exit status 0 only when every file is
+    `accepted` (all its declarations audited, at least one, no flag); otherwise that of the worst
+    verdict (12 incomplete, 13 rejected), so it can gate CI."""
+    config = checker_config(**shared)
+    environment = shared["environment"]
+    files = project_files(Path(shared["project_dir"]), sources, module_prefix)
+    requests = [AuditRequest(environment=environment, code=read_source(str(path), config.max_code_bytes), timeout_s=timeout_s) for path in files]
+    checker = Checker(config)
+
+    async def audit_all(batch: list[AuditRequest]) -> list[AuditResponse]:
+        return [await checker.audit(request) for request in batch]
+
+    responses = run_once(lambda: checker.run_sync(audit_all, requests))
+    if as_json:
+        emit_json({"files": [{"path": str(path), "audit": response.model_dump(mode="json")} for path, response in zip(files, responses)]})
+    else:
+        for path, response in zip(files, responses):
+            stdout.print(f"== {path}", markup=False)
+            stdout.print(render_audit(response), markup=False)
+    worst = max(_VERDICT_ORDER.index(response.verdict) for response in responses)
+    raise SystemExit(VERDICT_EXIT[_VERDICT_ORDER[worst]])

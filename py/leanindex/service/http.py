@@ -12,7 +12,7 @@ of `errors.HTTP_STATUS`):
   keeps it whole);
 - `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
   file), when the app was given a checker; 404 `check_disabled` otherwise;
-- `POST /v1/check/target`, `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`,
+- `POST /v1/check/target`, `/v1/audit`, `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`,
   `/v1/proof/steps`, `/v1/proof/tree`: the
   checker's other tools (`service.tools.CHECKER_ROUTED`), body the tool's request model, answer
   its response model; errors and `check_disabled` as `/v1/check`;

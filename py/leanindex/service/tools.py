@@ -19,6 +19,9 @@ from pydantic import BaseModel
 from ..checker import Checker, CheckRequest, CheckResponse
 from ..checker.goals import Goal
 from ..checker.models import (
+    AuditRequest,
+    AuditResponse,
+    FenceStatus,
     ProofBox,
     ProofCloseRequest,
     ProofCloseResponse,
@@ -30,6 +33,7 @@ from ..checker.models import (
     ProofStepsResponse,
     TacticStep,
     TargetCheckRequest,
+    StatementFence,
     TargetCheckResponse,
     UnitVerdict,
 )
@@ -177,7 +181,25 @@ command that could forge a verdict: `reasons` says which). `diagnostics` carries
 with 1-based line and 0-based column (so #check/#print answers come back), `sorries` their goals,
 `axioms` each theorem's axioms with the non-standard ones flagged. A tool failure (timeout, busy,
 dead REPL) is an error result, never a verdict. Identical code on the same environment is
-answered from a cache (`cached: true`)."""
+answered from a cache (`cached: true`). `reference` pins statements (statement fence): `theorems`
+[{name, statement}] (statement = what follows the name in `theorem name ... := `) and/or `file`
+(a Lean file of theorems); each must be declared by the file as a theorem whose type Lean finds
+identical to the reference's, else `rejected` with `statement_changed` (`fence` shows both
+signatures and the first differing subterm)."""
+
+
+def _render_fence(fence: list[StatementFence], indent: str = "") -> list[str]:
+    lines = []
+    for entry in fence:
+        lines.append(f"{indent}fence {entry.name}: {entry.status.value}")
+        if entry.status is not FenceStatus.SAME:
+            if entry.submitted:
+                lines.append(f"{indent}  submitted: {entry.submitted}")
+            if entry.reference:
+                lines.append(f"{indent}  reference: {entry.reference}")
+            if entry.first_difference:
+                lines.append(f"{indent}  first difference: {entry.first_difference[0]}  vs  {entry.first_difference[1]}")
+    return lines
 
 
 def render_check(response: CheckResponse) -> str:
@@ -196,6 +218,39 @@ def render_check(response: CheckResponse) -> str:
     for entry in response.axioms:
         if entry.flagged:
             lines.append(f"axioms {entry.name}: flagged {', '.join(entry.flagged)} (all: {', '.join(entry.axioms)})")
+    lines.extend(_render_fence(response.fence))
+    return "\n".join(lines)
+
+
+AUDIT_DESCRIPTION = """\
+Audit a complete Lean 4 file: it is checked as lean.check does, then every declaration it adds
+is listed with its kind, whether it uses sorry, and its axioms (non-standard ones flagged).
+`declarations_added` and `declarations_audited` count them; the verdict is never `accepted`
+unless the two agree and are above zero (`nothing_audited` for a file that adds nothing), and
+`unverified` lists declarations whose axioms could not be printed (`example`s, anonymous
+instances: name them). A tool failure is an error result, never a verdict."""
+
+
+def render_audit(response: AuditResponse) -> str:
+    """The verdict and counts first, the reasons, then one line per declaration (position, kind,
+    name, sorry, axioms with the flagged ones), then Lean's errors."""
+    protected = "" if response.protected else " NOT PROTECTED"
+    lines = [
+        f"{response.verdict.value}{protected} ({response.environment}, {response.declarations_audited} of "
+        f"{response.declarations_added} declarations audited, {response.timings.total_ms:.0f} ms)"
+    ]
+    for reason in response.reasons:
+        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
+        lines.append(f"reason {reason.code.value}{where}: {reason.message}")
+    for decl in response.declarations:
+        where = f"{decl.start.line}:{decl.start.column}"
+        if not decl.verified:
+            lines.append(f"{where} {decl.kind} {decl.name or '(anonymous)'}: UNVERIFIED (axioms not printed)")
+            continue
+        sorry = " uses sorry" if decl.uses_sorry else ""
+        flagged = f" flagged {', '.join(decl.flagged)}" if decl.flagged else ""
+        lines.append(f"{where} {decl.kind} {decl.name}:{sorry}{flagged} axioms [{', '.join(decl.axioms or [])}]")
+    lines.extend(f"{d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in response.diagnostics if d.severity == "error")
     return "\n".join(lines)
 
 
@@ -209,7 +264,8 @@ declarations, each declaring that same name). Each of `results` is Lean's verdic
 candidate, as `lean.check` gives it (accepted / incomplete / rejected, reasons, diagnostics at
 the file's lines, sorries with goals, axioms). `mode: "sequential"` (no target, no candidates)
 checks every command of the file in order and extends the environment only past `accepted`
-ones (`extended`). A tool failure (timeout, busy, dead REPL) is an error result."""
+ones (`extended`). `reference` (target mode) fences the target's statement as lean.check's does.
+A tool failure (timeout, busy, dead REPL) is an error result."""
 
 
 def _render_unit(unit: UnitVerdict) -> list[str]:
@@ -223,6 +279,7 @@ def _render_unit(unit: UnitVerdict) -> list[str]:
     for s in unit.sorries:
         where = f"{s.start.line}:{s.start.column}" if s.start else "?"
         lines.append(f"  sorry {where}: {s.goal}")
+    lines.extend(_render_fence(unit.fence, "  "))
     return lines
 
 
@@ -344,13 +401,14 @@ SEARCH = "lean.declaration.search"
 INSPECT = "lean.declaration.inspect"
 CHECK = "lean.check"
 TARGET = "lean.check.target"
+AUDIT = "lean.audit"
 PROOF_STATE = "lean.proof.state"
 PROOF_STEP = "lean.proof.step"
 PROOF_CLOSE = "lean.proof.close"
 PROOF_STEPS = "lean.proof.steps"
 PROOF_TREE = "lean.proof.tree"
 #: The checker's tools after `lean.check`, whose HTTP routes `service.http` makes from their specs.
-CHECKER_ROUTED = (TARGET, PROOF_STATE, PROOF_STEP, PROOF_CLOSE, PROOF_STEPS, PROOF_TREE)
+CHECKER_ROUTED = (TARGET, AUDIT, PROOF_STATE, PROOF_STEP, PROOF_CLOSE, PROOF_STEPS, PROOF_TREE)
 
 
 def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> list[ToolSpec]:
@@ -439,6 +497,16 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             request_model=TargetCheckRequest,
             response_model=TargetCheckResponse,
             render=render_target,
+        ),
+        checker_tool(
+            lambda c: c.audit,
+            name=AUDIT,
+            title="Audit every declaration of a Lean file",
+            description=AUDIT_DESCRIPTION,
+            http_route="POST /v1/audit",
+            request_model=AuditRequest,
+            response_model=AuditResponse,
+            render=render_audit,
         ),
         checker_tool(
             lambda c: c.proof_state,
