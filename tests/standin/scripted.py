@@ -205,6 +205,17 @@ _script(
     [_info(1, 49, 50, "type mismatch\n  p\nhas type\n  Prop : Type\nbut is expected to have type\n  p : Prop", "error")],
 )
 
+# An audit (tests/test_checker_audit.py): three theorems, one proved by `sorry`, one by
+# `native_decide`. Scripted, not recorded: the info tree follows `infotree_theorem`, the warning
+# and the axioms are what Lean reports for such proofs.
+AUDIT_FILE = "theorem a1 : True := trivial\ntheorem a2 : 1 = 1 := sorry\ntheorem a3 : 2 ^ 10 = 1024 := by native_decide"
+_audit_lines = AUDIT_FILE.split("\n")
+_script(
+    AUDIT_FILE,
+    [declaration(text, "theorem", f"a{n}", (n, 0), (n, len(text))) for n, text in enumerate(_audit_lines, start=1)],
+    [_info(2, 8, 10, "declaration uses `sorry`", "warning")],
+)
+
 #: Info trees added to recorded answers that have none (the recordings ran without the `infotree`
 #: option): command -> trees. Scripted, not recorded; the shapes follow `infotree_theorem`.
 INFOTREES: dict[str, list[dict]] = {}
@@ -288,6 +299,9 @@ AXIOMS: dict[str, tuple[str, list[str]]] = {
     "bar": ("Foo.bar", []),
     "documented": ("documented", []),
     "instBig": ("instBig", ["instBig._native.native_decide.ax_1_1"]),
+    "a1": ("a1", []),
+    "a2": ("a2", ["sorryAx"]),
+    "a3": ("a3", ["a3._native.native_decide.ax_1_1"]),
 }
 
 
@@ -304,6 +318,10 @@ def probe(cmd: str) -> dict | None:
         return None
     messages = nonce_echo(cmd)
     for number, line in enumerate(cmd.split("\n"), start=1):
+        fenced = _fence_line(number, line)
+        if fenced is not None:
+            messages.append(fenced)
+            continue
         if not line.startswith("#print axioms "):
             continue
         name = line[len("#print axioms ") :].strip()
@@ -316,9 +334,60 @@ def probe(cmd: str) -> dict | None:
     return {"messages": messages}
 
 
+# Statement fence (tests/test_checker_fence.py). Scripted, not recorded: the reference command
+# (`theorem <ns>.leanindex_fence_<n>_<i> <statement> := sorry`) gets the warning Lean gives a
+# `sorry` proof; the fence probe's `#check _root_.X` lines get a signature in `#check`'s form and
+# its guard lines get the echo `E : Nat` exactly when the two statements are the same (compared
+# here as written, whitespace normalised: the stand-in's stand-in for Lean's `Expr` comparison);
+# a failing guard gets the error wording of Lean's `guard_expr`.
+_REFERENCE = re.compile(r"^theorem (\S*leanindex_fence_\d+_\w+) (.*) := sorry$")
+_SIGNATURE = re.compile(r"^#check _root_\.(\S+)$")
+_GUARD = re.compile(r"^#check \(by guard_expr \(type_of% @_root_\.(\S+?)(\.\{[^}]*\})?\) =ₛ \(type_of% @_root_\.(\S+?)(\.\{[^}]*\})?\); exact (\d+) : Nat\)$")
+#: Statements of the references elaborated so far (fresh name -> statement as written).
+REFERENCES: dict[str, str] = {}
+#: Statements of scripted submissions' theorems, as written (full name -> statement).
+STATEMENTS: dict[str, str] = {"show_p": "(p: Prop) (h : p) : p", "f": ": Nat", "a1": ": True"}
+
+
+def _statement(name: str) -> str | None:
+    return REFERENCES.get(name, STATEMENTS.get(name))
+
+
+def reference(cmd: str) -> dict | None:
+    """Answer a reference command of the statement fence; None when `cmd` is not one."""
+    messages, trees = [], []
+    for number, line in enumerate(cmd.split("\n"), start=1):
+        match = _REFERENCE.match(line)
+        if match is None:
+            return None
+        REFERENCES[match.group(1)] = " ".join(match.group(2).split())
+        messages.append(_info(number, 8, 8 + len(match.group(1)), "declaration uses `sorry`", "warning"))
+        trees.append(declaration(line, "theorem", match.group(1), (number, 0), (number, len(line))))
+    return _with_eoi(cmd, trees, messages)
+
+
+def _fence_line(number: int, line: str) -> dict | None:
+    if match := _SIGNATURE.match(line):
+        statement = _statement(match.group(1))
+        if statement is None:
+            return _info(number, 7, len(line), f"unknown identifier '{match.group(1)}'", "error")
+        return _info(number, 0, 6, f"{match.group(1)} {statement}".replace(" :", " :", 1))
+    if match := _GUARD.match(line):
+        submitted, reference_name, echo = match.group(1), match.group(3), match.group(5)
+        if match.group(2) or match.group(4):
+            return _info(number, 38, 40, "too many explicit universe levels for 'x'", "error")
+        left, right = _statement(submitted), _statement(reference_name)
+        if left is None or right is None:
+            return _info(number, 38, 40, f"unknown identifier '{submitted if left is None else reference_name}'", "error")
+        if " ".join(left.split()) == right:
+            return _info(number, 0, 6, f"{echo} : Nat")
+        return _info(number, 10, 20, f"Failed: `type_of% @_root_.{submitted}` is not syntactically equal to `type_of% @_root_.{reference_name}`", "error")
+    return None
+
+
 def respond(cmd: str) -> dict | None:
     """A scripted answer (without `env`), or None."""
-    return probe(cmd) or COMMANDS.get(cmd)
+    return probe(cmd) or reference(cmd) or COMMANDS.get(cmd)
 
 
 def fault_of(cmd: str) -> tuple[str, str] | None:
