@@ -84,7 +84,7 @@ def test_same_statement_is_accepted_and_the_reference_runs_before_the_submission
     assert (fence.name, fence.status, fence.kind) == ("show_p", FenceStatus.SAME, "theorem")
     assert fence.submitted == fence.reference == "show_p (p: Prop) (h : p) : p"
     commands = [cmd for cmd, _env in sent]
-    reference_at = next(i for i, cmd in enumerate(commands) if "leanindex_fence_" in cmd and cmd.startswith("theorem "))
+    reference_at = next(i for i, cmd in enumerate(commands) if "leanindex_fence_" in cmd and cmd.startswith("section\n"))
     submission_at = commands.index(SHOW_P)
     assert reference_at < submission_at
     # The submission runs in the environment the reference command left.
@@ -186,11 +186,13 @@ def test_plan_keeps_namespaces_and_renames_only_the_last_component():
         7,
     )
     assert fence.text.split("\n") == [
+        "section",
         "theorem Nat.leanindex_fence_7_0 (a b : Nat) : a + b = b + a := sorry",
         "namespace Foo",
         "/-- Says theorem t is trivial. -/",
         "theorem leanindex_fence_7_f1 : True := sorry",
         "end Foo",
+        "end",
     ]
     assert [(t.name, t.fresh) for t in fence.theorems] == [
         ("Nat.my_comm", "Nat.leanindex_fence_7_0"),

@@ -355,8 +355,10 @@ def _statement(name: str) -> str | None:
 
 def reference(cmd: str) -> dict | None:
     """Answer a reference command of the statement fence; None when `cmd` is not one."""
+    if not cmd.startswith("section\n") or not cmd.endswith("\nend"):
+        return None
     messages, trees = [], []
-    for number, line in enumerate(cmd.split("\n"), start=1):
+    for number, line in enumerate(cmd.split("\n")[1:-1], start=2):
         match = _REFERENCE.match(line)
         if match is None:
             return None

@@ -220,10 +220,14 @@ class Checker:
         return worker
 
     async def check(self, request: CheckRequest) -> CheckResponse:
-        """Check `request.code` against its profile's warm environment.
+        """Check `request.code` against its profile's warm environment; with `request.reference`,
+        the statement fence too (`fence`; a theorem not kept is `rejected`, `statement_changed`).
 
         The awaiting task can be cancelled: a queued check leaves the queue; a running one
-        finishes in the background and releases its worker. See the class docstring for errors.
+        finishes in the background and releases its worker. See the class docstring for errors;
+        a reference adds `invalid_request` (malformed, or Lean does not elaborate it:
+        `details.stage == "reference"`), `header_mismatch` (its file imports what the profile
+        does not cover) and `forbidden_command` (it holds a command that can forge a verdict).
         """
         received = time.perf_counter()
         pool, header = self._admit(request.environment, request.code, _reference_texts(request.reference))
@@ -314,8 +318,8 @@ class Checker:
 
         Raises `LeanIndexError` as `check` does, and `not_found` (no command of the file
         declares `target`; `details.declared` lists the names it declares), `invalid_request`
-        (a candidate that is not one command declaring the target's name, or a file with no
-        command after its header).
+        (a candidate that is not one command declaring the target's name, a file with no
+        command after its header, or a reference naming another theorem than the target).
         """
         received = time.perf_counter()
         pool, header = self._admit(request.environment, request.code, [*request.candidates, *_reference_texts(request.reference)])
@@ -605,10 +609,6 @@ class Checker:
     def check_sync(self, request: CheckRequest) -> CheckResponse:
         """Start, check once, close, on a private event loop (for the CLI)."""
         return self.run_sync(self.check, request)
-
-    def audit_sync(self, request: AuditRequest) -> AuditResponse:
-        """Start, audit once, close, on a private event loop."""
-        return self.run_sync(self.audit, request)
 
     def check_target_sync(self, request: TargetCheckRequest) -> TargetCheckResponse:
         """Start, run one target check, close, on a private event loop (for the CLI)."""

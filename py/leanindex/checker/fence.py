@@ -3,7 +3,8 @@
 Two trusted REPL commands, both written here and sent by the worker (never by the submission):
 
 1. Before the submission, in the profile's header environment, the reference is elaborated
-   under fresh names (`plan`): each named theorem as `theorem <namespace>.<fresh> <statement> :=
+   under fresh names, inside one `section` so that none of its scope commands reaches the
+   submission (`plan`): each named theorem as `theorem <namespace>.<fresh> <statement> :=
    sorry`, a reference file command by command with each `theorem`/`lemma` renamed the same way.
    Only the last name component changes, so the statement is read with the same namespaces
    open as the submission's `theorem <name>`; the fresh component holds a random nonce, so the
@@ -132,7 +133,9 @@ def plan(reference: Reference, profile_imports: list[str], nonce: int) -> FenceP
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"the reference names {', '.join(repeated)} more than once", {"repeated": repeated})
-    return FencePlan("\n".join(lines), tuple(theorems))
+    # The REPL keeps a command's scopes (open namespaces, options, variables, universes) in the
+    # environment it returns: one section around the reference keeps them from the submission.
+    return FencePlan("\n".join(["section", *lines, "end"]), tuple(theorems))
 
 
 def _rename_declaration(text: str, keyword: str, name: str, new: str) -> str:

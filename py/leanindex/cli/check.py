@@ -160,8 +160,14 @@ reference_option = click.option(
 
 
 def read_reference(path: str | None, limit: int) -> Reference | None:
-    """The statement fence of `--reference FILE` (None without one); raises as `read_source`."""
-    return Reference(file=read_source(path, limit)) if path is not None else None
+    """The statement fence of `--reference FILE` (None without one); raises as `read_source`,
+    and `invalid_request` for an empty file."""
+    if path is None:
+        return None
+    try:
+        return Reference(file=read_source(path, limit))
+    except ValidationError as error:
+        raise invalid_request(error.errors()) from None
 
 
 @main.command()
