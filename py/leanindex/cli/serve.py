@@ -56,8 +56,11 @@ def with_check_options(command: F) -> F:
     return command
 
 
-def open_checker(root: str, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool) -> Checker | None:
-    """The checker for `--check PROFILE=PROJECT ...`, or None without any (checking off).
+def open_checker(
+    engine: Engine, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool
+) -> Checker | None:
+    """The checker for `--check PROFILE=PROJECT ...` (profiles under `engine.root`, whose
+    catalogs answer its unknown-name suggestions), or None without any (checking off).
 
     Raises `click.UsageError` for a malformed `--check` or a missing `--check-repl`, and
     `LeanIndexError` from `CheckerConfig.for_profile` (e.g. `unknown_environment` for a profile
@@ -73,11 +76,11 @@ def open_checker(root: str, check_profiles: tuple[str, ...], check_repl: str | N
             raise click.UsageError(f"--check expects PROFILE=PROJECT, got {item!r}")
         configs.append(
             CheckerConfig.for_profile(
-                root, profile, project_dir=project, repl_dir=check_repl, lake_path=check_lake,
+                engine.root, profile, project_dir=project, repl_dir=check_repl, lake_path=check_lake,
                 workers=check_workers, allow_unsafe_commands=allow_unsafe_commands,
             )
         )
-    return Checker(configs)
+    return Checker(configs, close_names=engine.close_names)
 
 
 def _token() -> str | None:
@@ -134,9 +137,9 @@ def serve(
         host=host,
         tool_names=tool_names,
     )
-    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
     engine = _open_engine(root)
     try:
+        checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
         app = create_app(engine, config, checker)
         server = uvicorn.Server(
             uvicorn.Config(
@@ -177,8 +180,12 @@ def mcp(
     stdin closes.
     """
     configure_logging()
-    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
     engine = _open_engine(root)
+    try:
+        checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
+    except BaseException:
+        engine.close()
+        raise
     tools = server_tools(engine, CallGate(max_concurrent, time_budget_s), checker)
 
     async def run() -> None:
