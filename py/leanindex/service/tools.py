@@ -180,8 +180,10 @@ on a warm Lean REPL; the verdict is Lean's alone. `code` is the whole file: `imp
 the profile covers (e.g. `import Mathlib.Tactic` under MATHLIB), then declarations. `verdict`:
 `accepted` (no error, no sorry, every new theorem uses only propext, Classical.choice and
 Quot.sound), `incomplete` (sorry or open goals), `rejected` (errors, non-standard axioms, or a
-command that could forge a verdict: `reasons` says which). `diagnostics` carries every message
-with 1-based line and 0-based column (so #check/#print answers come back), `sorries` their goals,
+command that could forge a verdict: `reasons` says which); otherwise `failure_class` (e.g.
+unknown_identifier, type_mismatch, syntax_error, unsolved_goals) and `hint` say what to try
+next. `diagnostics` carries every message with 1-based line and 0-based column (so #check/#print
+answers come back; an unknown name's error lists the catalog's closest names in `suggestions`), `sorries` their goals,
 `axioms` each theorem's axioms with the non-standard ones flagged. A tool failure (timeout, busy,
 dead REPL) is an error result, never a verdict. Identical code on the same environment is
 answered from a cache (`cached: true`). `reference` pins statements (statement fence): `theorems`
