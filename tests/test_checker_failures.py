@@ -15,9 +15,18 @@ from checker_support import STANDIN, make_layout, standin_config, transcripts_di
 from leanindex.cli import main
 from leanindex.checker import Checker, CheckRequest
 from leanindex.checker.failures import HINTS, FailureClass, classify_error, unknown_name
-from leanindex.checker.models import AuditRequest, Reason, ReasonCode, TargetCheckRequest, TargetMode
+from leanindex.checker.models import (
+    AuditRequest,
+    ProofStateRequest,
+    ProofStepRequest,
+    Reason,
+    ReasonCode,
+    TargetCheckRequest,
+    TargetMode,
+)
 from leanindex.engine.suggest import NameTable
 from leanindex.errors import ErrorCode, LeanIndexError
+from leanindex.service.tools import render_proof_step
 from test_service_check import build_test_profile
 
 TRANSCRIPTS = transcripts_dir()
@@ -32,7 +41,7 @@ CODES = {
     "def f : Nat := sorry": ("incomplete", FailureClass.SORRY),  # term_sorry
     "theorem show_p (p: Prop) (h : p) : p := by exact h": ("accepted", None),  # infotree_theorem
 }
-TABLE = NameTable.build(["Nat.byrfl", "Nat.rfl_eq", "rfl"], np.zeros(3, dtype=bool))
+TABLE = NameTable.build(["Nat.byrfl", "Nat.my_fake_premise", "Nat.rfl_eq", "rfl"], np.zeros(4, dtype=bool))
 
 
 def run(tmp_path, scenario, close_names=None):
@@ -83,6 +92,19 @@ def test_audit_and_target_answers_carry_them_too(tmp_path):
     [unit] = target.results
     assert unit.failure_class == FailureClass.UNKNOWN_IDENTIFIER and unit.hint == HINTS[FailureClass.UNKNOWN_IDENTIFIER]
     assert unit.diagnostics[0].suggestions == ["Nat.byrfl", "rfl"]
+
+
+@needs_transcripts
+def test_a_refused_tactic_step_carries_them(tmp_path):
+    async def scenario(checker):
+        opened = await checker.proof_state(ProofStateRequest(environment="TEST", code="theorem my_theorem (x : Nat) : x = x := by sorry"))
+        # recorded: invalid_tactic ("Unknown identifier `my_fake_premise`")
+        return await checker.proof_step(ProofStepRequest(environment="TEST", state_id=opened.state_id, tactic="exact my_fake_premise"))
+
+    refused = run(tmp_path, scenario)
+    assert refused.status == "error"
+    assert [(m.text, m.suggestions) for m in refused.messages] == [("Unknown identifier `my_fake_premise`", ["Nat.my_fake_premise"])]
+    assert "did you mean: Nat.my_fake_premise" in render_proof_step(refused)
 
 
 @needs_transcripts

@@ -80,6 +80,7 @@ log = logging.getLogger("leanindex.checker")
 CloseNames = Callable[[str, Sequence[str]], tuple[str, list[list[str]]]]
 
 T = TypeVar("T")
+M = TypeVar("M", Diagnostic, StepMessage)
 _LIVE: weakref.WeakSet[Checker] = weakref.WeakSet()
 
 
@@ -263,11 +264,11 @@ class Checker:
         cache.put(key, response)
         return response
 
-    async def _suggested(self, config: CheckerConfig, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-        """`diagnostics` with `suggestions` on each error naming a name Lean does not know
-        (`failures.unknown_name`), looked up off the event loop (the first look-up on a catalog
-        builds its name table); unchanged without `close_names`, or when the catalog cannot
-        answer for this environment (logged)."""
+    async def _suggested(self, config: CheckerConfig, diagnostics: list[M]) -> list[M]:
+        """`diagnostics` (`Diagnostic`s or `StepMessage`s) with `suggestions` on each error naming
+        a name Lean does not know (`failures.unknown_name`), looked up off the event loop (the
+        first look-up on a catalog builds its name table); unchanged without `close_names`, or
+        when the catalog cannot answer for this environment (logged)."""
         unknown = [(i, name) for i, d in enumerate(diagnostics) if d.severity == "error" and (name := unknown_name(d.text)) is not None]
         if not unknown or self._close_names is None:
             return diagnostics
@@ -616,7 +617,7 @@ class Checker:
                 **common, state_id=None, status=StepStatus.ERROR, goals=[], messages=[], proof_status=answer.message
             )
         status = step_status(answer)
-        messages = [StepMessage(severity=m.severity, text=m.data) for m in answer.messages]
+        messages = await self._suggested(config, [StepMessage(severity=m.severity, text=m.data) for m in answer.messages])
         goals = goals_of(answer.goals)
         new_id = None
         if status is not StepStatus.ERROR:

@@ -421,10 +421,11 @@ class StepStatus(StrEnum):
 
 class StepMessage(Frozen):
     """A message Lean reported on a tactic step; the REPL gives tactic-mode messages no
-    position (it writes 0:0), so none is kept."""
+    position (it writes 0:0), so none is kept. `suggestions` as `Diagnostic.suggestions`."""
 
     severity: Literal["error", "warning", "info", "trace"]
     text: str
+    suggestions: list[str] | None = None
 
 
 class ProofStepResponse(EnvironmentIdentity):

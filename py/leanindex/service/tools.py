@@ -356,7 +356,11 @@ def render_proof_state(response: ProofStateResponse) -> str:
 def render_proof_step(response: ProofStepResponse) -> str:
     """The status and new state id, Lean's messages, then the goals."""
     head = f"{response.status.value} state {response.state_id or '-'} (from {response.previous_state_id}): {response.proof_status}"
-    lines = [head, *(f"{m.severity}: {m.text}" for m in response.messages)]
+    lines = [head]
+    for m in response.messages:
+        lines.append(f"{m.severity}: {m.text}")
+        if m.suggestions:
+            lines.append(f"  did you mean: {', '.join(m.suggestions)}")
     if response.state_id is not None:
         lines.extend(_render_goals(response.goals))
     return "\n".join(lines)
