@@ -81,3 +81,14 @@ def test_names_with_escaped_components() -> None:
     names = ["Foo.«a.b»", "Foo.«a.c»", "Bar.ab"]
     table = NameTable.build(names, np.zeros(3, dtype=bool))
     assert table.suggest("«a.b»") == ["Foo.«a.b»", "Foo.«a.c»"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=st.text(max_size=60))
+def test_any_printed_name_gets_an_answer(query: str) -> None:
+    """Whatever Lean prints between the backticks (escapes, unbalanced «», dots, any Unicode),
+    the look-up answers a short list of catalog names and never raises."""
+    names = ["Foo.«a.b»", "Nat.add_comm", "_private.Foo.0.bar", "x.«»", "«a»", "Lean.Name.anonymous"]
+    table = NameTable.build(names, np.zeros(len(names), dtype=bool))
+    found = table.suggest(query)
+    assert len(found) <= MAX_SUGGESTIONS and set(found) <= set(names) and len(set(found)) == len(found)
