@@ -61,11 +61,13 @@ def layout(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def standin_processes() -> list[psutil.Process]:
-    """Live (non-zombie) stand-in REPL processes started by this test session."""
+    """Live (non-zombie) stand-in REPL processes of this checkout (another checkout's test run
+    on the same machine has its own `tests/standin/repl.py`)."""
+    script = str(STANDIN / "repl.py")
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
         cmdline = proc.info["cmdline"] or []
-        if any(part.endswith("standin/repl.py") for part in cmdline) and proc.info["status"] != psutil.STATUS_ZOMBIE:
+        if script in cmdline and proc.info["status"] != psutil.STATUS_ZOMBIE:
             found.append(proc)
     return found
 
