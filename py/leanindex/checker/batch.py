@@ -73,12 +73,14 @@ async def answer_with(check: Callable[[CheckRequest], Awaitable[CheckResponse]],
 
 
 async def run_batch(
-    answer: Callable[[BatchItem], Awaitable[BatchResult]], items: Iterable[ItemLike], max_in_flight: int
+    answer: Callable[[BatchItem], Awaitable[BatchResult]], items: Iterable[ItemLike | BatchResult], max_in_flight: int
 ) -> AsyncIterator[BatchResult]:
     """Answer every item of `items` with `answer`, at most `max_in_flight` at once, yielding the
     results as they complete.
 
-    `items` is read one item at a time, only when a slot is free. When reading it raises, no
+    `items` is read one item at a time, only when a slot is free; an item that is already a
+    `BatchResult` (answered without a check, e.g. an input line refused as invalid) is passed
+    through. When reading it raises, no
     new item starts, the items in flight are answered and yielded, and then the error is
     raised (so a caller that writes results loses none). Closing the iterator early cancels
     the items in flight.
@@ -93,7 +95,11 @@ async def run_batch(
         while True:
             while not exhausted and len(running) < max_in_flight:
                 try:
-                    item = as_item(next(source))
+                    value = next(source)
+                    if isinstance(value, BatchResult):
+                        yield value
+                        continue
+                    item = as_item(value)
                 except StopIteration:
                     exhausted = True
                 except Exception as error:  # noqa: BLE001  (re-raised once the items in flight are answered)
@@ -140,7 +146,7 @@ class BatchChecking:
         """Items of one batch in flight at once when the caller does not say."""
         raise NotImplementedError
 
-    def check_stream(self, items: Iterable[ItemLike], max_in_flight: int | None = None) -> AsyncIterator[BatchResult]:
+    def check_stream(self, items: Iterable[ItemLike | BatchResult], max_in_flight: int | None = None) -> AsyncIterator[BatchResult]:
         """Every item's `BatchResult`, in completion order, at most `max_in_flight` (default
         `batch_width()`) at once; the checker must be started. Raises `invalid_request` for an
         item that is not a `BatchItem` or `(id, CheckRequest)` pair (after the items in flight
