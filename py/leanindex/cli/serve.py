@@ -11,6 +11,7 @@ import anyio
 import click
 
 from ..checker import Checker, CheckerConfig
+from ..checker.batch import BatchChecking
 from ..engine import Engine
 from ..models import display_profile
 from ..service.config import TOKEN_ENV, ServiceConfig
@@ -20,6 +21,7 @@ from ..service.errorshape import SharedErrorH11Protocol
 from ..service.mcp import build_mcp_server, serve_stdio
 from ..service.tools import TOOL_NAMINGS, server_tools
 from . import main
+from .batch import checker_backend, with_ray_options
 from .output import handles_errors, root_option
 
 log = logging.getLogger("leanindex.cli")
@@ -50,14 +52,18 @@ check_options = [
 
 
 def with_check_options(command: F) -> F:
-    """Add the checker options to a server command."""
+    """Add the checker options (and `--ray`, to back them by a cluster) to a server command."""
     for option in reversed(check_options):
         command = option(command)
-    return command
+    return with_ray_options(command)
 
 
-def open_checker(root: str, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool) -> Checker | None:
-    """The checker for `--check PROFILE=PROJECT ...`, or None without any (checking off).
+def open_checker(
+    root: str, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+    **ray: Any,
+) -> Checker | BatchChecking | None:
+    """The checker for `--check PROFILE=PROJECT ...`, or None without any (checking off); with
+    `--ray`, the Ray front over actors each running that checker (`batch.checker_backend`).
 
     Raises `click.UsageError` for a malformed `--check` or a missing `--check-repl`, and
     `LeanIndexError` from `CheckerConfig.for_profile` (e.g. `unknown_environment` for a profile
@@ -77,7 +83,7 @@ def open_checker(root: str, check_profiles: tuple[str, ...], check_repl: str | N
                 workers=check_workers, allow_unsafe_commands=allow_unsafe_commands,
             )
         )
-    return Checker(configs)
+    return checker_backend(configs, **ray)
 
 
 def _token() -> str | None:
@@ -113,12 +119,14 @@ def _open_engine(root: str) -> Engine:
 def serve(
     root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...], tool_names: str,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+    **ray: Any,
 ) -> None:
     """Serve the HTTP API and MCP (streamable HTTP, at /mcp) for every profile under ROOT.
 
     When the environment variable LEANINDEX_TOKEN is set, every route but /healthz requires
     `Authorization: Bearer <token>`. Logs (JSON lines, one access line per request) go to stderr.
-    Checking (`POST /v1/check`, `lean.check`) is off unless --check PROFILE=PROJECT is given.
+    Checking (`POST /v1/check`, `lean.check`) is off unless --check PROFILE=PROJECT is given;
+    with --ray, checks run on a Ray cluster's checker actors.
     """
     import uvicorn
 
@@ -134,7 +142,7 @@ def serve(
         host=host,
         tool_names=tool_names,
     )
-    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
+    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
     engine = _open_engine(root)
     try:
         app = create_app(engine, config, checker)
@@ -169,6 +177,7 @@ def serve(
 def mcp(
     root: str, time_budget_s: float, max_concurrent: int, tool_names: str,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+    **ray: Any,
 ) -> None:
     """Serve the MCP tools over stdio for every profile under ROOT.
 
@@ -177,7 +186,7 @@ def mcp(
     stdin closes.
     """
     configure_logging()
-    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
+    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
     engine = _open_engine(root)
     tools = server_tools(engine, CallGate(max_concurrent, time_budget_s), checker)
 
