@@ -1,0 +1,67 @@
+"""Shared pieces of the batch tests: requests for the instant stand-in with known outcomes, and
+the local checker's answers to compare a batch's with."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from leanindex.checker import Checker, CheckerConfig, CheckResponse
+from leanindex.checker.models import BatchItem, BatchResult
+from leanindex.errors import LeanIndexError
+
+#: A command the stand-in answers by SIGKILLing the process that hosts its REPL.
+KILL_HOST = "-- standin: kill-host"
+
+
+def mixed_code(number: int) -> str:
+    """A distinct file per number: every 7th imports Mathlib (outside profile TEST:
+    `header_mismatch`), every 3rd has a `sorry`, the rest are plain theorems."""
+    if number % 7 == 0:
+        return f"import Mathlib\ntheorem t{number} : True := trivial"
+    if number % 3 == 0:
+        return f"theorem t{number} : True := sorry"
+    return f"theorem t{number} : True := trivial"
+
+
+def mixed_items(count: int, environment: str = "TEST") -> list[BatchItem]:
+    return [BatchItem(id=f"r{n}", environment=environment, code=mixed_code(n)) for n in range(count)]
+
+
+def outcome_label(outcome: CheckResponse | LeanIndexError | BatchResult) -> str:
+    """The verdict, or `error:<code>`."""
+    if isinstance(outcome, BatchResult):
+        return outcome.response.verdict.value if outcome.response is not None else f"error:{outcome.error.code}"
+    if isinstance(outcome, LeanIndexError):
+        return f"error:{outcome.code.value}"
+    return outcome.verdict.value
+
+
+def local_labels(config: CheckerConfig, items: Iterable[BatchItem]) -> dict[str, str]:
+    """Each item's outcome from the local checker, one `check` at a time (no batch code)."""
+    import asyncio
+
+    async def one_by_one() -> dict[str, str]:
+        async with Checker(config) as checker:
+            labels = {}
+            for item in items:
+                try:
+                    labels[item.id] = outcome_label(await checker.check(item.request()))
+                except LeanIndexError as error:
+                    labels[item.id] = outcome_label(error)
+            return labels
+
+    return asyncio.run(one_by_one())
+
+
+def write_requests(path: Path, items: Iterable[BatchItem]) -> Path:
+    """`items` as the JSON lines `leanindex check-batch` reads."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for item in items:
+            handle.write(item.model_dump_json(exclude_none=True) + "\n")
+    return path
+
+
+def read_results(path: Path) -> list[BatchResult]:
+    """Every result line of a `check-batch` output file."""
+    return [BatchResult.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
