@@ -151,6 +151,8 @@ class _Actor:
     ready: bool = False
     alive: bool = True
     in_flight: int = 0
+    #: Requests this actor answered (a death under a request does not count).
+    served: int = 0
     pid: int | None = None
     warm: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
@@ -323,6 +325,7 @@ class RayChecker(BatchChecking):
                 ), len(died_under) + 1
             finally:
                 actor.in_flight -= 1
+            actor.served += 1
             attempts = len(died_under) + 1
             if status == "ok":
                 return response_model.model_validate_json(answer), attempts
