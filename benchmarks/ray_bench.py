@@ -19,7 +19,6 @@ import asyncio
 import json
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -27,9 +26,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import psutil  # noqa: E402
 import ray  # noqa: E402
+from check_bench import quantiles  # noqa: E402
 from checker_support import standin_config  # noqa: E402
 
 from leanindex.checker import Checker, CheckerConfig, CheckRequest  # noqa: E402
@@ -41,15 +42,6 @@ CODE = "theorem t{} (n : Nat) : n + 0 = n := rfl"
 
 def items(n: int, offset: int = 0) -> list[BatchItem]:
     return [BatchItem(id=str(i), environment="TEST", code=CODE.format(offset + i)) for i in range(n)]
-
-
-def quantiles(samples_ms: list[float]) -> dict[str, float]:
-    ordered = sorted(samples_ms)
-    return {
-        "p50_ms": round(statistics.median(ordered), 3),
-        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3),
-        "n": len(ordered),
-    }
 
 
 async def latency(checker: Checker | RayChecker, n: int) -> dict[str, float]:

@@ -16,9 +16,12 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import psutil
 import pytest
+from mcp import Client as McpClient
+from mcp import StdioServerParameters
 from service_support import free_port, wait_until_serving
 from test_checker_batch import cli_args, run_until_killed
 from test_service_check import build_test_profile, standin_processes
@@ -30,7 +33,8 @@ from leanindex.checker.models import BatchItem, BatchResult
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'leanindex[ray]')")
 
-from leanindex.checker.cluster import RayChecker, RaySettings  # noqa: E402
+from leanindex.checker.cluster import RayChecker, RaySettings, _Actor  # noqa: E402
+from leanindex.errors import LeanIndexError  # noqa: E402
 
 
 def _ray_processes(before: set[int]) -> list[psutil.Process]:
@@ -225,3 +229,52 @@ def test_serve_on_ray_answers_check_and_batch(ray_address: str, tmp_path: Path) 
         server.terminate()
         server.wait(timeout=60)
     assert [p for p in standin_processes() if str(tmp_path) in " ".join(p.cmdline())] == []
+
+
+def test_placement_prefers_the_least_loaded_actor_unless_a_warm_one_is_nearly_as_free(tmp_path: Path) -> None:
+    """`RayChecker._choose` on actors whose load is set by hand (no cluster needed): 2 REPLs per
+    actor, so an actor warm for the key wins while it is busier by at most 1."""
+    config, _ = instant(tmp_path)
+    front = RayChecker(config.model_copy(update={"workers": 2}), settings())
+    warm, cold = _Actor(number=1, handle=None, ready=True), _Actor(number=2, handle=None, ready=True)
+    front.actors = [warm, cold]
+    warm.remember("k")
+
+    def chosen(warm_load: int, cold_load: int, key: str = "k", avoid: tuple = ()) -> int:
+        warm.in_flight, cold.in_flight = warm_load, cold_load
+        return asyncio.run(front._choose(key, list(avoid))).number
+
+    assert chosen(0, 0) == 1 and chosen(1, 0) == 1
+    assert chosen(2, 0) == 2 and "k" in cold.warm  # the cold actor served it and is warm now
+    cold.warm.clear()
+    assert chosen(3, 1) == 2 and chosen(0, 0, key="other") in (1, 2)
+    assert chosen(0, 5, avoid=(warm,)) == 2
+    warm.alive = cold.alive = False
+    with pytest.raises(LeanIndexError) as none:
+        chosen(0, 0)
+    assert none.value.details["reason"] == "no_actor"
+
+
+def test_mcp_on_ray_keeps_stdout_for_frames_and_checks(ray_address: str, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    build_test_profile(root)
+    project, repl, _control = make_layout(tmp_path, instant=True)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m", "leanindex", "mcp", "--root", str(root), "--check", f"test={project}", "--check-repl", str(repl),
+            "--check-lake", str(STANDIN / "lake"), "--ray", ray_address, "--ray-actors", "1", "--ray-actor-cpus", "1",
+        ],
+        env={**os.environ},
+    )
+
+    async def main() -> None:
+        async with McpClient(params, cache=None) as client:
+            items = [item.model_dump(exclude_none=True) for item in mixed_items(4)]
+            result = await client.call_tool("lean_check_batch", {"items": items})
+            assert not result.is_error, result.content
+            assert [outcome_label(BatchResult.model_validate(r)) for r in result.structured_content["results"]] == [
+                "error:header_mismatch", "accepted", "accepted", "incomplete",
+            ]
+
+    anyio.run(main)

@@ -5,8 +5,9 @@ of `batch.BatchChecking`), so `leanindex check-batch`, `serve` and `mcp` take `-
 
 Placement: each request goes to the live actor with the fewest requests in flight, unless an
 actor that served the same affinity key recently (the profile and the file's header; for a
-target check also the file and target, whose prefix environment that actor's worker keeps) has
-at most one REPL's worth more in flight; Ray spreads the actors over the nodes (`SPREAD`).
+target check also the file and target, whose prefix environment that actor's worker keeps) is
+busier than it by fewer requests than an actor has REPLs; Ray spreads the actors over the nodes
+(`SPREAD`).
 
 Faults: an actor that dies (its process or node; `ray.kill`) is replaced by a new one. Each
 request that was in flight on it is, by `on_actor_death`, retried once on another actor
@@ -288,8 +289,8 @@ class RayChecker(BatchChecking):
                 least = min(live, key=lambda a: a.in_flight)
                 warm = [a for a in live if key in a.warm]
                 best_warm = min(warm, key=lambda a: a.in_flight) if warm else None
-                slack = max(1, self.repls_per_actor)
-                chosen = best_warm if best_warm is not None and best_warm.in_flight <= least.in_flight + slack - 1 else least
+                near = best_warm is not None and best_warm.in_flight < least.in_flight + max(1, self.repls_per_actor)
+                chosen = best_warm if near and best_warm is not None else least
                 chosen.remember(key)
                 return chosen
             if not any(a.alive and not a.ready for a in self.actors):
