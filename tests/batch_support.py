@@ -3,8 +3,15 @@ the local checker's answers to compare a batch's with."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
+
+from checker_support import STANDIN
 
 from leanindex.checker import Checker, CheckerConfig, CheckResponse
 from leanindex.checker.models import BatchItem, BatchResult
@@ -71,3 +78,27 @@ def write_requests(path: Path, items: Iterable[BatchItem]) -> Path:
 def read_results(path: Path) -> list[BatchResult]:
     """Every result line of a `check-batch` output file."""
     return [BatchResult.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def cli_args(tmp: Path, source: Path, out: Path, *extra: str) -> list[str]:
+    """`leanindex check-batch` on the stand-in laid out under `tmp` (profile TEST, no manifest)."""
+    return [
+        "check-batch", str(source), "--out", str(out), "-e", "TEST", "--import", "Lean", "--root", str(tmp / "root"),
+        "--project", str(tmp / "project"), "--repl", str(tmp / "repl"), "--lake", str(STANDIN / "lake"), *extra,
+    ]
+
+
+def run_until_killed(args: list[str], out: Path, lines: int, timeout_s: float = 120) -> int:
+    """Run `leanindex ARGS` as a child, SIGKILL it (and its REPLs' group leader) once `out` has
+    `lines` lines; return how many it had when the kill landed."""
+    child = subprocess.Popen([sys.executable, "-m", "leanindex", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while not (out.exists() and out.read_bytes().count(b"\n") >= lines):
+            assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+            assert time.monotonic() < deadline, "the batch did not get far enough"
+            time.sleep(0.05)
+        os.killpg(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    return out.read_bytes().count(b"\n")

@@ -1,18 +1,14 @@
 """Batch checking on the local checker: `Checker.check_many`/`check_stream`/`check_batch` (each id
 answered once with the verdict a single check gives, input read lazily, bounded in flight),
-`lean.check.batch` over HTTP, MCP and `Client`, and `leanindex check-batch` (resume after a kill
-and after a cut-short line, refusals, exit status), on the stand-in REPL (tests/standin/)."""
+`lean.check.batch` over HTTP, MCP and `Client`, and `leanindex check-batch` (resume after a
+cut-short line, refusals, exit status; a kill halfway is tested with `--ray` in
+test_checker_ray.py, the same resume path), on the stand-in REPL (tests/standin/)."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -24,8 +20,8 @@ from pydantic import ValidationError
 from service_support import live_server
 from test_service_check import build_test_profile, standin_processes
 
-from batch_support import local_labels, mixed_items, outcome_label, read_results, write_requests
-from checker_support import STANDIN, make_layout, set_control, standin_config, transcripts_dir
+from batch_support import cli_args, local_labels, mixed_items, outcome_label, read_results, write_requests
+from checker_support import STANDIN, make_layout, standin_config, transcripts_dir
 from leanindex import Client
 from leanindex.checker import Checker, CheckerConfig, CheckRequest
 from leanindex.checker.models import MAX_BATCH_ITEMS, BatchCheckRequest, BatchCheckResponse, BatchItem
@@ -169,14 +165,6 @@ def test_batch_over_http_mcp_and_client(tmp_path: Path) -> None:
     engine.close()
 
 
-def cli_args(tmp: Path, source: Path, out: Path, *extra: str) -> list[str]:
-    """`leanindex check-batch` on the stand-in laid out under `tmp` (profile TEST, no manifest)."""
-    return [
-        "check-batch", str(source), "--out", str(out), "-e", "TEST", "--import", "Lean", "--root", str(tmp / "root"),
-        "--project", str(tmp / "project"), "--repl", str(tmp / "repl"), "--lake", str(STANDIN / "lake"), *extra,
-    ]
-
-
 def test_cli_resumes_over_a_cut_short_line_and_repeats_nothing(tmp_path: Path) -> None:
     make_layout(tmp_path, instant=True)
     items = mixed_items(30)
@@ -227,37 +215,3 @@ def test_cli_refuses_bad_lines_and_foreign_output(tmp_path: Path) -> None:
     refused = CliRunner().invoke(main, cli_args(tmp_path, source, foreign))
     assert refused.exit_code == EXIT_STATUS[ErrorCode.INVALID_REQUEST] and "line 1 is not a batch result" in refused.output
     assert foreign.read_text() == '{"id": "x", "note": "not a result"}\n'
-
-
-def run_until_killed(args: list[str], out: Path, lines: int, timeout_s: float = 120) -> int:
-    """Run `leanindex ARGS` as a child, SIGKILL it (and its REPLs' group leader) once `out` has
-    `lines` lines; return how many it had when the kill landed."""
-    child = subprocess.Popen([sys.executable, "-m", "leanindex", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + timeout_s
-    try:
-        while not (out.exists() and out.read_bytes().count(b"\n") >= lines):
-            assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
-            assert time.monotonic() < deadline, "the batch did not get far enough"
-            time.sleep(0.05)
-        os.killpg(child.pid, signal.SIGKILL)
-    finally:
-        child.wait(timeout=30)
-    return out.read_bytes().count(b"\n")
-
-
-def test_cli_killed_halfway_then_rerun_answers_each_id_once(tmp_path: Path) -> None:
-    _project, _repl, control = make_layout(tmp_path, instant=True)
-    set_control(control, delay_ms=15)
-    items = mixed_items(80)
-    source = write_requests(tmp_path / "in.jsonl", items)
-    out = tmp_path / "out.jsonl"
-    at_kill = run_until_killed(cli_args(tmp_path, source, out), out, 20)
-    assert 20 <= at_kill < 80
-    set_control(control)
-    finished = subprocess.run([sys.executable, "-m", "leanindex", *cli_args(tmp_path, source, out, "--json")], capture_output=True, text=True, timeout=120)
-    report = json.loads(finished.stdout)
-    assert report["skipped"] == at_kill and report["answered"] == 80 - at_kill
-    results = read_results(out)
-    assert sorted(r.id for r in results) == sorted(item.id for item in items)
-    config, _ = instant(tmp_path / "local")
-    assert {r.id: outcome_label(r) for r in results} == local_labels(config, items)
