@@ -179,8 +179,8 @@ class RayChecker(BatchChecking):
     loop: `await start()`, calls, `await close()`.
 
     `start` connects to (or starts) the cluster and starts `settings.actors` actors, raising
-    `invalid_request` without Ray and `backend_error` when an actor does not start (its error
-    in `details`). Calls raise what the local `Checker` raises, and `backend_error` when no
+    `invalid_request` without Ray, `backend_error` when the cluster cannot be reached or an
+    actor does not start (the failure in the message). Calls raise what the local `Checker` raises, and `backend_error` when no
     actor is alive or a request's actors died (`details.reason`).
     """
 
@@ -211,7 +211,14 @@ class RayChecker(BatchChecking):
         ray = import_ray()
         if not ray.is_initialized():
             address = None if self.settings.address == "auto" else self.settings.address
-            ray.init(address=address, log_to_driver=False)
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except Exception as error:  # noqa: BLE001  (Ray raises ConnectionError, RuntimeError, ValueError...)
+                raise LeanIndexError(
+                    ErrorCode.BACKEND_ERROR,
+                    f"cannot reach the Ray cluster {self.settings.address!r}: {_cause(error)}",
+                    {"address": self.settings.address},
+                ) from None
             self._owns_connection = True
         self._changed = asyncio.Event()
         options: dict[str, Any] = {
@@ -249,6 +256,7 @@ class RayChecker(BatchChecking):
                 self.actors.remove(actor)
             ray.kill(actor.handle)
             self._notify()
+            log.error("checker actor %d did not start: %s", actor.number, _cause(error))
             raise LeanIndexError(
                 ErrorCode.BACKEND_ERROR, f"checker actor {actor.number} did not start: {_cause(error)}", {"actor": actor.number}
             ) from None
