@@ -120,11 +120,15 @@ async def run_batch(
         raise failure
 
 
+def ending(result: BatchResult) -> str:
+    """How a result ended: its verdict (`accepted`, `incomplete`, `rejected`) or `error`."""
+    return result.response.verdict.value if result.response is not None else "error"
+
+
 def count_results(results: Iterable[BatchResult]) -> dict[str, int]:
-    """How many results ended each way: `accepted`, `incomplete`, `rejected`, `error`."""
+    """How many results ended each way (`ending`), every way listed."""
     counts = Counter({"accepted": 0, "incomplete": 0, "rejected": 0, "error": 0})
-    for result in results:
-        counts[result.response.verdict.value if result.response is not None else "error"] += 1
+    counts.update(ending(result) for result in results)
     return dict(counts)
 
 

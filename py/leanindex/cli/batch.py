@@ -24,7 +24,7 @@ from typing import Any
 import click
 
 from ..checker import Checker, CheckerConfig
-from ..checker.batch import BatchChecking
+from ..checker.batch import BatchChecking, ending
 from ..checker.batchfile import BatchRunReport, RequestReader, ResultLog, count_lines
 from ..errors import OUTCOME_EXIT, Outcome
 from . import main
@@ -115,7 +115,7 @@ def check_batch(
             try:
                 async for result in checker.check_stream(reader, max_in_flight):
                     log.write(result)
-                    counts[result.response.verdict.value if result.response is not None else "error"] += 1
+                    counts[ending(result)] += 1
                     if advance is not None:
                         advance(True)
             finally:
