@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 import psutil
@@ -60,6 +61,17 @@ def group_alive(pgid: int) -> bool:
         except (ProcessLookupError, psutil.Error):
             continue
     return False
+
+
+def groups_gone(groups: list[int], within_s: float = 5.0) -> bool:
+    """Whether every process of `groups` has stopped within `within_s` (SIGKILL is delivered
+    asynchronously, later on a loaded machine)."""
+    deadline = time.monotonic() + within_s
+    while any(group_alive(g) for g in groups):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_accepted_recorded_theorem(tmp_path):
@@ -315,7 +327,9 @@ def test_fault_kills_worker_and_replacement_serves_next(tmp_path, fault, code):
 
     error, first_group, groups, after = run(tmp_path, scenario)
     assert error.code is code
-    assert not group_alive(first_group) and first_group not in groups
+    if code is ErrorCode.TIMEOUT:
+        assert error.details["failure_class"] == "timeout" and error.details["hint"] and error.details["timeout_s"] == 1.0
+    assert groups_gone([first_group]) and first_group not in groups
     assert after.verdict == "accepted"
 
 
@@ -426,7 +440,7 @@ def test_no_orphan_processes_after_shutdown(tmp_path):
 
     groups = run(tmp_path, scenario, workers=2)
     assert len(groups) == 2
-    assert not any(group_alive(g) for g in groups)
+    assert groups_gone(groups)
     marker = str(STANDIN / "repl.py")
     leftovers = [
         p.pid
@@ -455,7 +469,6 @@ def test_no_orphans_when_the_checker_process_is_killed(tmp_path, signum):
     """SIGTERM or SIGKILL of the process that runs a checker takes every REPL with it."""
     import subprocess
     import sys
-    import time
 
     script = (
         "import asyncio, sys\n"
@@ -477,8 +490,4 @@ def test_no_orphans_when_the_checker_process_is_killed(tmp_path, signum):
     assert len(groups) == 2 and all(group_alive(g) for g in groups)
     child.send_signal(signum)
     child.wait()
-    for _ in range(200):  # the kernel delivers the parent-death signals asynchronously
-        if not any(group_alive(g) for g in groups):
-            break
-        time.sleep(0.05)
-    assert not any(group_alive(g) for g in groups)
+    assert groups_gone(groups, within_s=10.0)  # the kernel delivers the parent-death signals asynchronously

@@ -49,6 +49,9 @@ def responses(project):
         "anonymous_instance": "instance : Decidable (2 ^ 10 = 1024) := isTrue (by native_decide)",
         "existing_import": "import Init.Data.Nat\ntheorem t : True := trivial",
         "missing_import": "import Init.Nope\ntheorem t : True := trivial",
+        "unknown_name": "theorem swap (a b : Nat) : a * b = b * a := Nat.mul_com a b",
+        "mismatch": "theorem two : (2 : Nat) = 2 := (rfl : 3 = 3)",
+        "parse": "theorem broken : True :=\ntheorem next : True := trivial",
         **{f"refused {label}": code for label, code in REFUSED.items()},
     }
 
@@ -148,3 +151,11 @@ def test_imports_must_be_modules(responses):
     error = responses["missing_import"]
     assert isinstance(error, LeanIndexError) and error.code is ErrorCode.HEADER_MISMATCH
     assert error.details["unknown_modules"] == ["Init.Nope"]
+
+
+@pytest.mark.parametrize(
+    ("label", "failure"), [("unknown_name", "unknown_identifier"), ("mismatch", "type_mismatch"), ("parse", "syntax_error"), ("sorry", "sorry")]
+)
+def test_failure_classes_from_real_messages(responses, label, failure):
+    r = responses[label]
+    assert r.verdict != "accepted" and r.failure_class == failure and r.hint

@@ -149,3 +149,13 @@ def test_partly_qualified_constants(engine: Engine) -> None:
     assert unknown.name == "length" and ambiguous.total_matches == 0
     candidates = [s for s in unknown.suggestions if s.endswith(".length")]
     assert {"List.length", "String.length"} <= set(candidates) and unknown.suggestions[: len(candidates)] == candidates
+
+
+def test_unknown_names_are_answered_from_the_core_catalog(engine: Engine) -> None:
+    """What a checker diagnostic "Unknown identifier" carries (`Engine.close_names`): the
+    namespaced lemmas an unqualified name stands for, the fix of a typo, nothing for a local."""
+    digest, (unqualified, typo, local) = engine.close_names("core", ["mul_comm", "Nat.add_com", "h"])
+    assert digest == engine.catalog("core").manifest.environment_digest
+    assert "Nat.mul_comm" in unqualified and "Int.mul_comm" in unqualified and len(unqualified) <= 8
+    assert typo[0] == "Nat.add_comm"
+    assert local == []

@@ -180,3 +180,12 @@ def test_cli_prints_brackets_of_signatures(mathlib_build) -> None:
     assert result.exit_code == 0, result.output
     # the table may fold the type column; its text, spaces aside, keeps every `[...]`
     assert "(mapfl)[i]=fl[i]" in "".join(result.output.split())
+
+
+def test_unknown_names_are_answered_from_the_mathlib_catalog(engine: Engine) -> None:
+    """Suggestions for names Lean does not know, from the whole Mathlib catalog: a partly
+    qualified name finds its full name first, a misspelt one its fix first."""
+    _digest, (partly, misspelt, unqualified) = engine.close_names("mathlib", ["Measure.map", "Finset.sum_cnost", "mul_comm"])
+    assert partly[0] == "MeasureTheory.Measure.map"
+    assert misspelt[0] == "Finset.sum_const"
+    assert unqualified[0] == "mul_comm" and "Nat.mul_comm" in unqualified

@@ -22,6 +22,7 @@ from checker_support import STANDIN, make_layout, transcripts_dir
 from leanindex.catalog.builder import build_catalog
 from leanindex.checker import Checker, CheckerConfig, CheckResponse
 from leanindex.engine import Engine
+from leanindex.names import name_sort_key
 from leanindex.sample import sample_stream_path
 from leanindex.service.check import unless_disconnected
 from leanindex.service.config import ServiceConfig
@@ -32,15 +33,22 @@ pytestmark = pytest.mark.skipif(TRANSCRIPTS is None, reason="../shared/fixtures/
 
 SHOW_P = "theorem show_p (p: Prop) (h : p) : p := by exact h"  # recorded: infotree_theorem
 SORRY = "def f : Nat := sorry"  # recorded: term_sorry
+UNKNOWN = "theorem bar : 1 = 1 := byrfl"  # recorded: invalid_line_break ("Unknown identifier `byrfl`")
 
 
 def build_test_profile(root: Path) -> None:
     """Profile TEST: the sample declarations under a header importing `Lean`, the header the
-    stand-in knows from the recorded `import_lean` transcript."""
+    stand-in knows from the recorded `import_lean` transcript, plus `Nat.byrfl` (a copy of
+    `Eq.refl` renamed, so that the recorded unknown name `byrfl` has a close catalog name)."""
     lines = sample_stream_path().read_bytes().splitlines()
     header = json.loads(lines[0])
     header["imports"] = ["Lean"]
-    build_catalog(iter([json.dumps(header).encode(), *lines[1:]]), root, "test")
+    records = [json.loads(line) for line in lines[1:]]
+    extra = {**next(r for r in records if r.get("name") == "Eq.refl"), "name": "Nat.byrfl", "components": ["Nat", "byrfl"]}
+    declarations = sorted([r for r in records if r["record"] == "declaration"] + [extra], key=lambda r: name_sort_key(r["components"]))
+    footer = {"record": "footer", "count": len(declarations)}
+    body = [json.dumps(r).encode() for r in [*declarations, footer]]
+    build_catalog(iter([json.dumps(header).encode(), *body]), root, "test")
 
 
 @pytest.fixture()
@@ -66,7 +74,7 @@ def test_http_check_route_and_mcp_tool(layout: tuple[Path, Path, Path]) -> None:
     root, project, repl = layout
     config = CheckerConfig.for_profile(root, "TEST", project_dir=project, repl_dir=repl, lake_path=STANDIN / "lake")
     engine = Engine(root)
-    with live_server(create_app(engine, ServiceConfig(), Checker(config))) as url:
+    with live_server(create_app(engine, ServiceConfig(), Checker(config, close_names=engine.close_names))) as url:
         accepted = httpx.post(f"{url}/v1/check", json={"environment": "test", "code": SHOW_P}, timeout=60)
         assert accepted.status_code == 200, accepted.text
         body = CheckResponse.model_validate(accepted.json())
@@ -75,6 +83,14 @@ def test_http_check_route_and_mcp_tool(layout: tuple[Path, Path, Path]) -> None:
 
         incomplete = httpx.post(f"{url}/v1/check", json={"environment": "TEST", "code": SORRY}, timeout=60).json()
         assert incomplete["verdict"] == "incomplete" and incomplete["sorries"]
+        assert incomplete["failure_class"] == "sorry" and incomplete["hint"]
+
+        # Unknown names are answered from TEST's catalog (the sample declarations).
+        unknown_name = httpx.post(f"{url}/v1/check", json={"environment": "TEST", "code": UNKNOWN}, timeout=60).json()
+        assert unknown_name["verdict"] == "rejected" and unknown_name["failure_class"] == "unknown_identifier"
+        assert unknown_name["reasons"][0]["failure_class"] == "unknown_identifier"
+        assert unknown_name["diagnostics"][0]["suggestions"] == engine.close_names("TEST", ["byrfl"])[1][0]
+        assert unknown_name["diagnostics"][0]["suggestions"][0] == "Nat.byrfl"
 
         outside = httpx.post(f"{url}/v1/check", json={"environment": "TEST", "code": "import Mathlib\n" + SHOW_P}, timeout=60)
         assert outside.status_code == 400 and outside.json()["error"]["code"] == "header_mismatch"
@@ -130,6 +146,11 @@ def test_stdio_server_checks_and_stops_its_repls_when_stdin_closes(layout: tuple
         async with Client(params, cache=None) as client:
             result = await client.call_tool("lean_check", {"environment": "TEST", "code": SHOW_P})
             assert not result.is_error and result.structured_content["verdict"] == "accepted"
+            assert result.structured_content["failure_class"] is None
+            unknown = await client.call_tool("lean_check", {"environment": "TEST", "code": UNKNOWN})
+            assert unknown.structured_content["failure_class"] == "unknown_identifier"
+            assert unknown.structured_content["diagnostics"][0]["suggestions"] == ["Nat.byrfl"]
+            assert "failure unknown_identifier: " in unknown.content[0].text and "did you mean: " in unknown.content[0].text
             return [p.pid for p in standin_processes()]
 
     running = anyio.run(main)

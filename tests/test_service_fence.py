@@ -44,7 +44,7 @@ def served(tmp_path: Path):
     project, repl, _control = make_layout(tmp_path, transcripts=TRANSCRIPTS)
     config = CheckerConfig.for_profile(root, "TEST", project_dir=project, repl_dir=repl, lake_path=STANDIN / "lake")
     engine = Engine(root)
-    with live_server(create_app(engine, ServiceConfig(), Checker(config))) as url:
+    with live_server(create_app(engine, ServiceConfig(), Checker(config, close_names=engine.close_names))) as url:
         yield url
     engine.close()
 
@@ -62,6 +62,10 @@ def test_http_and_client(served: str) -> None:
         assert same.verdict.value == "accepted" and same.fence[0].status.value == "same"
         empty = client.audit("TEST", "#print List.cons")
         assert empty.verdict.value == "rejected" and [r.code.value for r in empty.reasons] == ["nothing_audited"]
+        assert empty.failure_class.value == "nothing_audited" and empty.hint
+        # recorded: invalid_line_break; `Nat.byrfl` is in TEST's catalog (build_test_profile)
+        unknown = client.check("TEST", "theorem bar : 1 = 1 := byrfl")
+        assert unknown.failure_class.value == "unknown_identifier" and unknown.diagnostics[0].suggestions == ["Nat.byrfl"]
         with pytest.raises(LeanIndexError) as invalid:
             client.check("TEST", SHOW_P, reference={})
         assert invalid.value.code.value == "invalid_request"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import hashlib
+import logging
 import secrets
 import tempfile
 import time
@@ -32,6 +33,7 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import InspectRequest, InspectResponse, display_profile
 from .audit import audited_declarations
 from .batch import BatchChecking, answer_with
+from .failures import unknown_name
 from .cache import VerdictCache
 from .config import CheckerConfig
 from .commands import find_target, split_commands
@@ -75,7 +77,14 @@ from .target import decide_raw, moved_diagnostics, unit_verdict
 from .verdict import audit_decision, diagnostics_of, sorries_of
 from .worker import RawCheck, Worker
 
+log = logging.getLogger("leanindex.checker")
+
+#: `(profile, names) -> (environment digest of the catalog, suggestions per name)`: close
+#: catalog names for names Lean does not know (`leanindex.engine.Engine.close_names`).
+CloseNames = Callable[[str, Sequence[str]], tuple[str, list[list[str]]]]
+
 T = TypeVar("T")
+M = TypeVar("M", Diagnostic, StepMessage)
 _LIVE: weakref.WeakSet[Checker] = weakref.WeakSet()
 
 
@@ -140,13 +149,19 @@ class Checker(BatchChecking):
     operations raise the same, plus what their docstrings add. Open proof states are kept in one
     table for every profile, with the expiry and bound of the first configuration
     (`proof_state_ttl_s`, `proof_states_per_worker`).
+
+    With `close_names` (the catalogs' `Engine.close_names`), every error naming a name Lean does
+    not know gets `suggestions` from the profile's catalog (`Diagnostic.suggestions`), if that
+    catalog is of the same environment (digest); otherwise, or when the catalog cannot be read,
+    the diagnostics keep `suggestions: null` and a warning is logged.
     """
 
-    def __init__(self, configs: CheckerConfig | Sequence[CheckerConfig]):
+    def __init__(self, configs: CheckerConfig | Sequence[CheckerConfig], close_names: CloseNames | None = None):
         items = [configs] if isinstance(configs, CheckerConfig) else list(configs)
         if not items:
             raise LeanIndexError(ErrorCode.INVALID_REQUEST, "no profile configured for the checker", {})
         self.configs = {c.profile: c for c in items}
+        self._close_names = close_names
         self._pools: dict[str, ProfilePool] = {}
         self._caches = {c.profile: VerdictCache(c.cache_entries) for c in items}
         self._isolation: dict[str, Isolation] = {}
@@ -260,19 +275,45 @@ class Checker(BatchChecking):
         worker = await self._acquire_for(pool, header)
         acquired = time.perf_counter()
         raw: RawCheck = await pool.run(worker, worker.check, header.body, timeout_s, fence)
-        response = self._respond(config, raw, protect, digest, queue_ms=(acquired - received) * 1000, received=received)
+        response = await self._respond(config, raw, protect, digest, queue_ms=(acquired - received) * 1000, received=received)
         cache.put(key, response)
         return response
 
-    def _respond(
+    async def _suggested(self, config: CheckerConfig, diagnostics: list[M]) -> list[M]:
+        """`diagnostics` (`Diagnostic`s or `StepMessage`s) with `suggestions` on each error naming
+        a name Lean does not know (`failures.unknown_name`), looked up off the event loop (the
+        first look-up on a catalog builds its name table); unchanged without `close_names`, or
+        when the catalog cannot answer for this environment (logged)."""
+        unknown = [(i, name) for i, d in enumerate(diagnostics) if d.severity == "error" and (name := unknown_name(d.text)) is not None]
+        if not unknown or self._close_names is None:
+            return diagnostics
+        try:
+            digest, found = await asyncio.to_thread(self._close_names, config.profile, [name for _, name in unknown])
+        except LeanIndexError as error:
+            log.warning("no name suggestions for %s: %s", display_profile(config.profile), error)
+            return diagnostics
+        if digest != config.identity.environment_digest:
+            log.warning(
+                "no name suggestions for %s: its catalog is of environment %s, the checker's of %s",
+                display_profile(config.profile), digest, config.identity.environment_digest,
+            )
+            return diagnostics
+        suggested = list(diagnostics)
+        for (i, _name), names in zip(unknown, found):
+            suggested[i] = suggested[i].model_copy(update={"suggestions": names})
+        return suggested
+
+    async def _respond(
         self, config: CheckerConfig, raw: RawCheck, protect: bool, digest: str, *, queue_ms: float, received: float
     ) -> CheckResponse:
         decision = decide_raw(raw, protect)
         response = CheckResponse(
             **config.identity.model_dump(),
             verdict=decision.verdict,
+            failure_class=decision.failure_class,
+            hint=decision.hint,
             reasons=decision.reasons,
-            diagnostics=decision.diagnostics,
+            diagnostics=await self._suggested(config, decision.diagnostics),
             sorries=decision.sorries,
             axioms=raw.probe.axioms,
             timings=Timings(queue_ms=queue_ms, check_ms=raw.check_ms, total_ms=0.0),
@@ -313,12 +354,14 @@ class Checker(BatchChecking):
         return AuditResponse(
             **config.identity.model_dump(),
             verdict=decision.verdict,
+            failure_class=decision.failure_class,
+            hint=decision.hint,
             reasons=decision.reasons,
             declarations_added=added,
             declarations_audited=audited,
             declarations=declarations,
             unverified=unverified,
-            diagnostics=decision.diagnostics,
+            diagnostics=await self._suggested(config, decision.diagnostics),
             timings=Timings(queue_ms=(acquired - received) * 1000, check_ms=raw.check_ms, total_ms=(time.perf_counter() - received) * 1000),
             isolation=self._isolation[config.profile],
             protected=protect,
@@ -362,7 +405,7 @@ class Checker(BatchChecking):
                         candidate=None, extended=decision.verdict is Verdict.ACCEPTED,
                     )
                 )
-            return self._target_response(
+            return await self._target_response(
                 config, request, results, digest, reused=False, prefix_sha256=None, prefix_diagnostics=[],
                 prepare_ms=0.0, queue_ms=(acquired - received) * 1000, received=received,
             )
@@ -415,13 +458,13 @@ class Checker(BatchChecking):
             for number, raw in enumerate(raw_target.checks)
         ]
         prefix_diagnostics = moved_diagnostics(diagnostics_of(prepared.response), first - 1) if prepared.response else []
-        return self._target_response(
+        return await self._target_response(
             config, request, results, digest, reused=raw_target.reused, prefix_sha256=prefix_sha256,
             prefix_diagnostics=prefix_diagnostics, prepare_ms=raw_target.prepare_ms,
             queue_ms=(acquired - received) * 1000, received=received,
         )
 
-    def _target_response(
+    async def _target_response(
         self,
         config: CheckerConfig,
         request: TargetCheckRequest,
@@ -436,13 +479,14 @@ class Checker(BatchChecking):
         received: float,
     ) -> TargetCheckResponse:
         check_ms = prepare_ms + sum(r.check_ms for r in results)
+        results = [r.model_copy(update={"diagnostics": await self._suggested(config, r.diagnostics)}) for r in results]
         return TargetCheckResponse(
             **config.identity.model_dump(),
             mode=request.mode,
             target=request.target,
             reused=reused,
             prefix_sha256=prefix_sha256,
-            prefix_diagnostics=prefix_diagnostics,
+            prefix_diagnostics=await self._suggested(config, prefix_diagnostics),
             prepare_ms=prepare_ms,
             results=results,
             timings=Timings(queue_ms=queue_ms, check_ms=check_ms, total_ms=(time.perf_counter() - received) * 1000),
@@ -513,7 +557,7 @@ class Checker(BatchChecking):
             initial_hypotheses=steps[0].goals_before[0].hypotheses if steps and steps[0].goals_before else [],
             steps=[] if tree else steps,
             tree=proof_tree(steps) if tree else None,
-            diagnostics=diagnostics_of(response),
+            diagnostics=await self._suggested(config, diagnostics_of(response)),
             used_constants=used,
             used_theorems=found,
             not_in_catalog=missing,
@@ -542,7 +586,7 @@ class Checker(BatchChecking):
             session=request.session,
             position=Position(line=chosen.start_pos.line, column=chosen.start_pos.column) if chosen.start_pos else None,
             goals=goals,
-            diagnostics=diagnostics_of(response),
+            diagnostics=await self._suggested(config, diagnostics_of(response)),
             sorries=sorries_of(response),
             ttl_s=self._states.ttl_s,
             protected=not config.allow_unsafe_commands,
@@ -588,7 +632,7 @@ class Checker(BatchChecking):
                 **common, state_id=None, status=StepStatus.ERROR, goals=[], messages=[], proof_status=answer.message
             )
         status = step_status(answer)
-        messages = [StepMessage(severity=m.severity, text=m.data) for m in answer.messages]
+        messages = await self._suggested(config, [StepMessage(severity=m.severity, text=m.data) for m in answer.messages])
         goals = goals_of(answer.goals)
         new_id = None
         if status is not StepStatus.ERROR:

@@ -28,11 +28,13 @@ import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ..base import Frozen
+from ..engine import Engine
 from ..errors import ErrorBody, ErrorCode, LeanIndexError
 from .batch import BatchChecking, result_of
 from .checker import Checker
@@ -114,11 +116,16 @@ def process_tree_rss(pid: int) -> int:
 
 class CheckerHost:
     """The body of a checker actor: one `Checker` for `configs` (JSON of `CheckerConfig`s), run
-    on the actor's event loop. Requests and answers cross as JSON text; a refusal or tool failure
-    comes back as `("error", ErrorBody JSON)`, an answer as `("ok", response JSON)`."""
+    on the actor's event loop, its unknown-name suggestions from the catalogs under
+    `catalog_root` on the actor's node (none without one; logged when that root cannot answer,
+    as on one machine). Requests and answers cross as JSON text; a refusal or tool failure comes
+    back as `("error", ErrorBody JSON)`, an answer as `("ok", response JSON)`."""
 
-    def __init__(self, configs: list[str]):
-        self.checker = Checker([CheckerConfig.model_validate_json(text) for text in configs])
+    def __init__(self, configs: list[str], catalog_root: str | None = None):
+        self.engine = Engine(catalog_root) if catalog_root is not None else None
+        self.checker = Checker(
+            [CheckerConfig.model_validate_json(text) for text in configs], close_names=self.engine.close_names if self.engine else None
+        )
 
     async def start(self) -> dict[str, int]:
         """Start every profile's REPLs; answers `stats()`. Raises the start failure."""
@@ -139,8 +146,10 @@ class CheckerHost:
         return {"pid": os.getpid(), "rss_bytes": process_tree_rss(os.getpid())}
 
     async def close(self) -> None:
-        """Stop every REPL."""
+        """Stop every REPL, and close the catalogs."""
         await self.checker.close()
+        if self.engine is not None:
+            self.engine.close()
 
 
 @dataclass(eq=False)
@@ -184,8 +193,11 @@ class RayChecker(BatchChecking):
     actor is alive or a request's actors died (`details.reason`).
     """
 
-    def __init__(self, configs: CheckerConfig | Sequence[CheckerConfig], settings: RaySettings | None = None):
+    def __init__(
+        self, configs: CheckerConfig | Sequence[CheckerConfig], settings: RaySettings | None = None, *, catalog_root: str | Path | None = None
+    ):
         items = [configs] if isinstance(configs, CheckerConfig) else list(configs)
+        self.catalog_root = str(catalog_root) if catalog_root is not None else None
         if not items:
             raise LeanIndexError(ErrorCode.INVALID_REQUEST, "no profile configured for the checker", {})
         self.configs = {c.profile: c for c in items}
@@ -242,7 +254,7 @@ class RayChecker(BatchChecking):
         `backend_error` when it does not start in time."""
         configs = [c.model_dump_json() for c in self.configs.values()]
         self._numbers += 1
-        actor = _Actor(number=self._numbers, handle=self._remote.remote(configs))
+        actor = _Actor(number=self._numbers, handle=self._remote.remote(configs, self.catalog_root))
         self.actors.append(actor)
         return asyncio.ensure_future(self._start_actor(actor))
 

@@ -17,6 +17,7 @@ from ..base import Frozen
 from ..errors import ErrorBody
 from ..models import EnvironmentIdentity, ProfileId
 from ..records import Position
+from .failures import HINTS, FailureClass, ReasonCode
 from .goals import Goal
 
 #: Hard ceiling of a per-check timeout, in seconds (the default is `CheckerConfig.timeout_s`).
@@ -109,12 +110,18 @@ class Verdict(StrEnum):
 
 
 class Diagnostic(Frozen):
-    """One message Lean reported, positions in the submitted file's coordinates."""
+    """One message Lean reported, positions in the submitted file's coordinates.
+
+    `suggestions` is set on an error naming a name Lean does not know ("Unknown identifier",
+    "Unknown constant", "Invalid field ... does not contain"): at most 8 close declaration names
+    of the profile's catalog, best first (`leanindex.engine.suggest`), `[]` when none is close;
+    it is None on every other message, and when the checker has no catalog for the profile."""
 
     severity: Literal["error", "warning", "info", "trace"]
     start: Position
     end: Position | None
     text: str
+    suggestions: list[str] | None = None
 
 
 class SorryGoal(Frozen):
@@ -135,27 +142,36 @@ class TheoremAxioms(Frozen):
     flagged: list[str]
 
 
-class ReasonCode(StrEnum):
-    """Why a verdict is not `accepted`."""
-
-    ERROR = "error"
-    UNSOLVED_GOALS = "unsolved_goals"
-    SORRY = "sorry"
-    DISALLOWED_AXIOM = "disallowed_axiom"
-    FORBIDDEN_COMMAND = "forbidden_command"
-    AXIOMS_UNVERIFIED = "axioms_unverified"
-    STATEMENT_CHANGED = "statement_changed"
-    NOTHING_AUDITED = "nothing_audited"
-
-
 class Reason(Frozen):
     """One reason behind a non-accepted verdict; `command`/`start` name a forbidden command or
-    an unverifiable declaration and where it is."""
+    an unverifiable declaration and where it is. `failure_class` refines `code` (an `error` is
+    classed by Lean's message, `failures.classify_error`; any other code is its own class) and
+    `hint` is that class's one line on what to try next (`failures.HINTS`); both are filled in
+    from `code` when not given."""
 
     code: ReasonCode
     message: str
     command: str | None = None
     start: Position | None = None
+    failure_class: FailureClass
+    hint: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _classed(cls, data: object) -> object:
+        if isinstance(data, dict) and "code" in data:
+            code = ReasonCode(data["code"])
+            failure = FailureClass(data.get("failure_class") or (FailureClass.OTHER_ERROR if code is ReasonCode.ERROR else code.value))
+            data = {**data, "failure_class": failure, "hint": data.get("hint") or HINTS[failure]}
+        return data
+
+
+class FailureSummary(Frozen):
+    """What a non-accepted verdict comes down to: `failure_class` and `hint` of its deciding
+    reason (the first of `reasons`); both None for `accepted`."""
+
+    failure_class: FailureClass | None = Field(default=None, description="The class of the reason that decided a non-accepted verdict.")
+    hint: str | None = Field(default=None, description="What to try next, for that class (one line).")
 
 
 class Timings(Frozen):
@@ -176,7 +192,7 @@ class Isolation(Frozen):
     pid_namespace: bool
 
 
-class CheckResponse(EnvironmentIdentity):
+class CheckResponse(EnvironmentIdentity, FailureSummary):
     """Lean's verdict on a submission, with everything it was based on.
 
     `protected` is false when the checker runs with `allow_unsafe_commands`: commands that can
@@ -313,7 +329,7 @@ class TargetCheckRequest(Frozen):
         return self
 
 
-class UnitVerdict(Frozen):
+class UnitVerdict(FailureSummary):
     """Lean's verdict on one candidate (target mode) or one command of the file (sequential).
 
     Positions are the file's: a candidate's lines are counted as if it stood in place of the
@@ -386,7 +402,7 @@ class AuditedDeclaration(Frozen):
     flagged: list[str]
 
 
-class AuditResponse(EnvironmentIdentity):
+class AuditResponse(EnvironmentIdentity, FailureSummary):
     """The audit of one file. `declarations_added` counts the declarations the file adds of the
     kinds whose axioms are printed (theorem, def, abbrev, opaque, instance, axiom, example; Lean's
     info trees say which); `declarations_audited` those whose axioms Lean printed. The verdict is
@@ -470,10 +486,11 @@ class StepStatus(StrEnum):
 
 class StepMessage(Frozen):
     """A message Lean reported on a tactic step; the REPL gives tactic-mode messages no
-    position (it writes 0:0), so none is kept."""
+    position (it writes 0:0), so none is kept. `suggestions` as `Diagnostic.suggestions`."""
 
     severity: Literal["error", "warning", "info", "trace"]
     text: str
+    suggestions: list[str] | None = None
 
 
 class ProofStepResponse(EnvironmentIdentity):

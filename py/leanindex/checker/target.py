@@ -66,6 +66,8 @@ def unit_verdict(
         name=name,
         start=Position(line=start_line, column=0),
         verdict=decision.verdict,
+        failure_class=decision.failure_class,
+        hint=decision.hint,
         reasons=reasons,
         diagnostics=moved_diagnostics(decision.diagnostics, lines),
         sorries=sorries,

@@ -22,6 +22,7 @@ from typing import Any
 from lean_interact.interface import CommandResponse
 
 from ..errors import ErrorCode, LeanIndexError
+from .failures import FailureClass, classify_error
 from .forbidden import ForbiddenUse
 from .models import Diagnostic, FenceStatus, Position, Reason, ReasonCode, SorryGoal, StatementFence, TheoremAxioms, Verdict
 from .probe import Declaration
@@ -38,6 +39,17 @@ class Decision:
     reasons: list[Reason]
     diagnostics: list[Diagnostic]
     sorries: list[SorryGoal]
+
+    @property
+    def failure_class(self) -> FailureClass | None:
+        """The class of the deciding reason (the first: `RULES` list reasons in precedence
+        order); None for `accepted`."""
+        return self.reasons[0].failure_class if self.verdict is not Verdict.ACCEPTED else None
+
+    @property
+    def hint(self) -> str | None:
+        """The deciding reason's hint; None for `accepted`."""
+        return self.reasons[0].hint if self.verdict is not Verdict.ACCEPTED else None
 
 
 def diagnostics_of(response: CommandResponse) -> list[Diagnostic]:
@@ -99,7 +111,12 @@ def _forbidden(facts: Facts) -> list[Reason]:
 
 def _errors(facts: Facts) -> list[Reason]:
     return [
-        Reason(code=ReasonCode.ERROR, message=d.text.splitlines()[0] if d.text else "error", start=d.start)
+        Reason(
+            code=ReasonCode.ERROR,
+            message=d.text.splitlines()[0] if d.text else "error",
+            start=d.start,
+            failure_class=classify_error(d.text),
+        )
         for d in facts.diagnostics
         if d.severity == "error" and not d.text.startswith(_UNSOLVED)
     ]

@@ -32,6 +32,7 @@ from ..lake.tools import LakeEnvironment
 from .config import CheckerConfig
 from .fence import FencePlan, probe_command as fence_probe_command, read_fence, synced
 from .forbidden import ForbiddenUse, find_forbidden
+from .failures import timeout_details
 from .models import StatementFence
 from .isolation import Sandbox, make_sandbox
 from .probe import ProbeResult, Survey, probe_command, read_probe, survey
@@ -383,7 +384,7 @@ class Worker:
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
             self.close()
-            raise LeanIndexError(ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s", {"timeout_s": budget})
+            raise LeanIndexError(ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s", timeout_details(budget))
         try:
             if isinstance(request, ProofStep):
                 raw = self.server.run_dict(request.model_dump(exclude_none=True, by_alias=True), timeout=remaining)
@@ -395,7 +396,7 @@ class Worker:
         except TimeoutError:
             self.close()
             raise LeanIndexError(
-                ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s; its REPL was killed", {"timeout_s": budget}
+                ErrorCode.TIMEOUT, f"the check did not finish within {budget:g} s; its REPL was killed", timeout_details(budget)
             ) from None
         except (json.JSONDecodeError, ValidationError) as error:
             tail = self._stderr_tail()

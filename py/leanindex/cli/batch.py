@@ -19,13 +19,17 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ..checker import Checker, CheckerConfig
+from ..checker.checker import CloseNames
 from ..checker.batch import BatchChecking, ending
 from ..checker.batchfile import BatchRunReport, RequestReader, ResultLog, count_lines
+from ..engine import Engine
 from ..errors import OUTCOME_EXIT, Outcome
 from . import main
 from .check import checker_config, checker_options, run_once
@@ -53,22 +57,26 @@ def with_ray_options(command):
 def checker_backend(
     configs: Sequence[CheckerConfig],
     *,
+    root: str | Path,
+    close_names: CloseNames,
     ray_address: str | None,
     ray_actors: int,
     ray_actor_cpus: float | None,
     ray_actor_memory_mb: int | None,
     on_actor_death: str,
 ) -> Checker | BatchChecking:
-    """The local `Checker` for `configs`, or with `ray_address` the Ray front
-    (`leanindex.checker.cluster.RayChecker`) whose actors each own one such checker."""
+    """The local `Checker` for `configs` (unknown-name suggestions from `close_names`, the
+    catalogs' `Engine.close_names`), or with `ray_address` the Ray front
+    (`leanindex.checker.cluster.RayChecker`) whose actors each own one such checker, with the
+    suggestions of the catalogs under `root` on the actor's node."""
     if ray_address is None:
-        return Checker(configs)
+        return Checker(configs, close_names=close_names)
     from ..checker.cluster import RayChecker, RaySettings
 
     settings = RaySettings(
         address=ray_address, actors=ray_actors, actor_cpus=ray_actor_cpus, actor_memory_mb=ray_actor_memory_mb, on_actor_death=on_actor_death
     )
-    return RayChecker(configs, settings)
+    return RayChecker(configs, settings, catalog_root=root)
 
 
 @main.command("check-batch")
@@ -99,13 +107,14 @@ def check_batch(
     (or a Ray cluster's), appending one result line per request to OUT as checks complete.
     Requests whose id is already in OUT are skipped: rerun after a kill to finish."""
     config = checker_config(**shared).model_copy(update={"workers": workers, "cache_entries": 1024})
+    engine = Engine(shared["root"])
     checker = checker_backend(
-        [config], ray_address=ray_address, ray_actors=ray_actors, ray_actor_cpus=ray_actor_cpus,
-        ray_actor_memory_mb=ray_actor_memory_mb, on_actor_death=on_actor_death,
+        [config], root=shared["root"], close_names=engine.close_names, ray_address=ray_address, ray_actors=ray_actors,
+        ray_actor_cpus=ray_actor_cpus, ray_actor_memory_mb=ray_actor_memory_mb, on_actor_death=on_actor_death,
     )
     total = count_lines(source)
     counts: Counter[str] = Counter({"accepted": 0, "incomplete": 0, "rejected": 0, "error": 0})
-    with ResultLog(out) as log, batch_progress(total, show_progress) as advance:
+    with closing(engine), ResultLog(out) as log, batch_progress(total, show_progress) as advance:
         reader = RequestReader(
             source, log.done, environment=shared["environment"], timeout_s=timeout_s, on_skip=(lambda: advance(False)) if advance else None
         )

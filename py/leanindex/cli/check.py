@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,17 +55,33 @@ def render(response: CheckResponse) -> None:
         f"[bold {colour}]{response.verdict.value}[/]{cached} · {response.environment} · "
         f"{response.timings.total_ms:.0f} ms{unprotected}"
     )
+    if response.failure_class is not None:
+        stdout.print(f"  {response.failure_class.value}: {response.hint}", markup=False)
     for reason in response.reasons:
         where = f" at {reason.start.line}:{reason.start.column}" if reason.start else ""
-        stdout.print(f"  {reason.code.value}{where}: {reason.message}", markup=False)
+        stdout.print(f"  {reason.code.value} [{reason.failure_class.value}]{where}: {reason.message}", markup=False)
     for d in response.diagnostics:
         stdout.print(f"{d.start.line}:{d.start.column}: {d.severity}: {d.text}", markup=False)
+        if d.suggestions:
+            stdout.print(f"  did you mean: {', '.join(d.suggestions)}", markup=False)
     for s in response.sorries:
         where = f"{s.start.line}:{s.start.column}" if s.start else "?"
         stdout.print(f"sorry at {where}: {s.goal}", markup=False)
     for entry in response.axioms:
         flagged = f"  flagged: {', '.join(entry.flagged)}" if entry.flagged else ""
         stdout.print(f"axioms of {entry.name}: {', '.join(entry.axioms) or 'none'}{flagged}", markup=False)
+
+
+@contextmanager
+def catalog_checker(config: CheckerConfig, root: str) -> Iterator[tuple[Checker, Engine]]:
+    """A checker for `config` whose unknown-name diagnostics get suggestions from ROOT's catalog
+    of the same profile (`Engine.close_names`), and that engine (for `--include-theorems`);
+    the engine is closed on the way out."""
+    engine = Engine(root)
+    try:
+        yield Checker(config, close_names=engine.close_names), engine
+    finally:
+        engine.close()
 
 
 def read_source(source: str, limit: int) -> str:
@@ -189,7 +206,8 @@ def check(
     code = read_source(source, config.max_code_bytes)
     reference = read_reference(reference_file, config.max_code_bytes)
     request = CheckRequest(environment=environment, code=code, timeout_s=timeout_s, reference=reference)
-    response = run_once(lambda: Checker(config).check_sync(request))
+    with catalog_checker(config, shared["root"]) as (checker, _engine):
+        response = run_once(lambda: checker.check_sync(request))
     if as_json:
         emit_json(response)
     else:
@@ -251,7 +269,8 @@ def check_target(
         )
     except ValidationError as error:
         raise invalid_request(error.errors()) from None
-    response = run_once(lambda: Checker(config).check_target_sync(request))
+    with catalog_checker(config, shared["root"]) as (checker, _engine):
+        response = run_once(lambda: checker.check_target_sync(request))
     if as_json:
         emit_json(response)
     else:
@@ -284,18 +303,12 @@ def proof_steps(
         request = ProofStepsRequest(environment=environment, code=code, theorem=theorem, include_theorems=include_theorems, timeout_s=timeout_s)
     except ValidationError as error:
         raise invalid_request(error.errors()) from None
-    engine = Engine(shared["root"]) if include_theorems else None
+    with catalog_checker(config, shared["root"]) as (checker, engine):
 
-    async def inspect(body: InspectRequest) -> InspectResponse:
-        assert engine is not None
-        return engine.inspect(body)
+        async def inspect(body: InspectRequest) -> InspectResponse:
+            return engine.inspect(body)
 
-    checker = Checker(config)
-    try:
-        response = run_once(lambda: checker.run_sync(checker.proof_steps, request, tree=tree, inspect=inspect if engine else None))
-    finally:
-        if engine is not None:
-            engine.close()
+        response = run_once(lambda: checker.run_sync(checker.proof_steps, request, tree=tree, inspect=inspect if include_theorems else None))
     if as_json:
         emit_json(response)
     else:
@@ -322,12 +335,12 @@ def audit(
     environment = shared["environment"]
     files = project_files(Path(shared["project_dir"]), sources, module_prefix)
     requests = [AuditRequest(environment=environment, code=read_source(str(path), config.max_code_bytes), timeout_s=timeout_s) for path in files]
-    checker = Checker(config)
+    with catalog_checker(config, shared["root"]) as (checker, _engine):
 
-    async def audit_all(batch: list[AuditRequest]) -> list[AuditResponse]:
-        return [await checker.audit(request) for request in batch]
+        async def audit_all(batch: list[AuditRequest]) -> list[AuditResponse]:
+            return [await checker.audit(request) for request in batch]
 
-    responses = run_once(lambda: checker.run_sync(audit_all, requests))
+        responses = run_once(lambda: checker.run_sync(audit_all, requests))
     if as_json:
         emit_json({"files": [{"path": str(path), "audit": response.model_dump(mode="json")} for path, response in zip(files, responses)]})
     else:

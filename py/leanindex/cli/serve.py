@@ -59,10 +59,11 @@ def with_check_options(command: F) -> F:
 
 
 def open_checker(
-    root: str, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+    engine: Engine, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
     **ray: Any,
 ) -> Checker | BatchChecking | None:
-    """The checker for `--check PROFILE=PROJECT ...`, or None without any (checking off); with
+    """The checker for `--check PROFILE=PROJECT ...` (profiles under `engine.root`, whose
+    catalogs answer its unknown-name suggestions), or None without any (checking off); with
     `--ray`, the Ray front over actors each running that checker (`batch.checker_backend`).
 
     Raises `click.UsageError` for a malformed `--check` or a missing `--check-repl`, and
@@ -79,11 +80,11 @@ def open_checker(
             raise click.UsageError(f"--check expects PROFILE=PROJECT, got {item!r}")
         configs.append(
             CheckerConfig.for_profile(
-                root, profile, project_dir=project, repl_dir=check_repl, lake_path=check_lake,
+                engine.root, profile, project_dir=project, repl_dir=check_repl, lake_path=check_lake,
                 workers=check_workers, allow_unsafe_commands=allow_unsafe_commands,
             )
         )
-    return checker_backend(configs, **ray)
+    return checker_backend(configs, root=engine.root, close_names=engine.close_names, **ray)
 
 
 def _token() -> str | None:
@@ -142,9 +143,9 @@ def serve(
         host=host,
         tool_names=tool_names,
     )
-    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
     engine = _open_engine(root)
     try:
+        checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
         app = create_app(engine, config, checker)
         server = uvicorn.Server(
             uvicorn.Config(
@@ -186,8 +187,12 @@ def mcp(
     stdin closes.
     """
     configure_logging()
-    checker = open_checker(root, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
     engine = _open_engine(root)
+    try:
+        checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
+    except BaseException:
+        engine.close()
+        raise
     tools = server_tools(engine, CallGate(max_concurrent, time_budget_s), checker)
 
     async def run() -> None:

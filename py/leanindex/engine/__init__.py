@@ -10,7 +10,7 @@ catalog file changed; a failed verification fails closed with `catalog_unavailab
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -127,6 +127,16 @@ class Engine:
         """Look up one declaration; see `leanindex.engine.inspect.inspect`."""
         with self.lease(request.environment) as loaded:
             return _inspect(loaded, request)
+
+    def close_names(self, environment: str, names: Sequence[str]) -> tuple[str, list[list[str]]]:
+        """Suggestions for names Lean does not know (`suggest.NameTable.suggest`: at most 8 each,
+        best first), from `environment`'s catalog: (that catalog's environment digest, one list
+        per name of `names`). The caller compares the digest with the environment the names
+        came from. The first call on a catalog builds its name table (seconds on Mathlib; see
+        `benchmarks/suggest_bench.py`). Raises as `catalog`."""
+        with self.lease(environment) as loaded:
+            table = loaded.name_table()
+            return loaded.manifest.environment_digest, [table.suggest(name) for name in names]
 
     def environments(self) -> EnvironmentsResponse:
         """Every profile under the root with its identity and counts. A profile whose catalog

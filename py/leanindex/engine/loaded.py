@@ -20,6 +20,7 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
 from ..names import NameSyntaxError, format_name, parse_name
 from .lease import Leases
+from .suggest import NameTable
 
 FileStamp = tuple[int, int, int]
 
@@ -73,7 +74,7 @@ class LoadedCatalog:
     modules: list[str]
     stamps: dict[str, object]
     _names: list[str] | None = field(default=None, repr=False)
-    _last_components: dict[str, str] | None = field(default=None, repr=False)
+    _name_table: NameTable | None = field(default=None, repr=False)
     _by_suffix: dict[str, list[str]] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     leases: Leases = field(init=False, repr=False)
@@ -156,24 +157,21 @@ class LoadedCatalog:
         found = process.extract(name, choices, scorer=fuzz.ratio, limit=limit)
         return [match for match, _score, _key in found]
 
+    def name_table(self) -> NameTable:
+        """The visible names grouped by last component (`suggest.NameTable`), built on first use
+        (one pass over every name; `benchmarks/suggest_bench.py` times it) and kept."""
+        with self._lock:
+            if self._name_table is None:
+                self._name_table = NameTable.build(self.all_names_unlocked(), self.index.hidden)
+            return self._name_table
+
     def close_fragments(self, fragment: str, limit: int = 5) -> list[str]:
         """Visible names whose last component is closest to `fragment` by edit similarity
         (rapidfuzz; the shortest name per last component), for a name fragment that nothing
         contains (`sqrrt` -> `Nat.sqrt`, `Real.sqrt`...)."""
-        with self._lock:
-            if self._last_components is None:
-                names = self.all_names_unlocked()
-                hidden = np.asarray(self.index.hidden, dtype=bool)
-                shortest: dict[str, str] = {}
-                for pos in np.flatnonzero(~hidden).tolist():
-                    name = names[pos]
-                    last = name.rsplit(".", 1)[-1]
-                    if last not in shortest or len(name) < len(shortest[last]):
-                        shortest[last] = name
-                self._last_components = shortest
-            shortest = self._last_components
-        found = process.extract(fragment.rsplit(".", 1)[-1], list(shortest), scorer=fuzz.ratio, limit=limit)
-        return [shortest[match] for match, _score, _key in found]
+        table = self.name_table()
+        found = process.extract(fragment.rsplit(".", 1)[-1], list(table.by_last), scorer=fuzz.ratio, limit=limit)
+        return [table.shortest(match) for match, _score, _key in found]
 
     def mentioned(self, constant: str, where: str = "type") -> bool:
         """True when some declaration's type (`where="type"`) or value (`"value"`) mentions

@@ -25,6 +25,8 @@ from ..checker.models import (
     AuditResponse,
     BatchCheckRequest,
     BatchCheckResponse,
+    Diagnostic,
+    FailureSummary,
     FenceStatus,
     ProofBox,
     ProofCloseRequest,
@@ -35,6 +37,7 @@ from ..checker.models import (
     ProofStepResponse,
     ProofStepsRequest,
     ProofStepsResponse,
+    Reason,
     TacticStep,
     TargetCheckRequest,
     StatementFence,
@@ -181,8 +184,10 @@ on a warm Lean REPL; the verdict is Lean's alone. `code` is the whole file: `imp
 the profile covers (e.g. `import Mathlib.Tactic` under MATHLIB), then declarations. `verdict`:
 `accepted` (no error, no sorry, every new theorem uses only propext, Classical.choice and
 Quot.sound), `incomplete` (sorry or open goals), `rejected` (errors, non-standard axioms, or a
-command that could forge a verdict: `reasons` says which). `diagnostics` carries every message
-with 1-based line and 0-based column (so #check/#print answers come back), `sorries` their goals,
+command that could forge a verdict: `reasons` says which); otherwise `failure_class` (e.g.
+unknown_identifier, type_mismatch, syntax_error, unsolved_goals) and `hint` say what to try
+next. `diagnostics` carries every message with 1-based line and 0-based column (so #check/#print
+answers come back; an unknown name's error lists the catalog's closest names in `suggestions`), `sorries` their goals,
 `axioms` each theorem's axioms with the non-standard ones flagged. A tool failure (timeout, busy,
 dead REPL) is an error result, never a verdict. Identical code on the same environment is
 answered from a cache (`cached: true`). `reference` pins statements (statement fence): `theorems`
@@ -206,16 +211,38 @@ def _render_fence(fence: list[StatementFence], indent: str = "") -> list[str]:
     return lines
 
 
+def _render_failure(response: FailureSummary, indent: str = "") -> list[str]:
+    """`failure <class>: <hint>` for a non-accepted verdict; nothing for `accepted`."""
+    return [f"{indent}failure {response.failure_class.value}: {response.hint}"] if response.failure_class else []
+
+
+def _render_reasons(reasons: list[Reason], indent: str = "") -> list[str]:
+    lines = []
+    for reason in reasons:
+        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
+        lines.append(f"{indent}reason {reason.code.value} [{reason.failure_class.value}]{where}: {reason.message}")
+    return lines
+
+
+def _render_diagnostics(diagnostics: list[Diagnostic], indent: str = "") -> list[str]:
+    """One line per diagnostic (`severity line:column: text`), then its `suggestions` if any."""
+    lines = []
+    for d in diagnostics:
+        lines.append(f"{indent}{d.severity} {d.start.line}:{d.start.column}: {d.text}")
+        if d.suggestions:
+            lines.append(f"{indent}  did you mean: {', '.join(d.suggestions)}")
+    return lines
+
+
 def render_check(response: CheckResponse) -> str:
     """The verdict and environment first, then one line per reason, diagnostic, sorry and
     flagged axiom set (positions as `line:column`)."""
     cached = " (cached)" if response.cached else ""
     protected = "" if response.protected else " NOT PROTECTED"
     lines = [f"{response.verdict.value}{cached}{protected} ({response.environment}, {response.timings.total_ms:.0f} ms)"]
-    for reason in response.reasons:
-        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
-        lines.append(f"reason {reason.code.value}{where}: {reason.message}")
-    lines.extend(f"{d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in response.diagnostics)
+    lines.extend(_render_failure(response))
+    lines.extend(_render_reasons(response.reasons))
+    lines.extend(_render_diagnostics(response.diagnostics))
     for s in response.sorries:
         where = f"{s.start.line}:{s.start.column}" if s.start else "?"
         lines.append(f"sorry {where}: {s.goal}")
@@ -268,9 +295,8 @@ def render_audit(response: AuditResponse) -> str:
         f"{response.verdict.value}{protected} ({response.environment}, {response.declarations_audited} of "
         f"{response.declarations_added} declarations audited, {response.timings.total_ms:.0f} ms)"
     ]
-    for reason in response.reasons:
-        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
-        lines.append(f"reason {reason.code.value}{where}: {reason.message}")
+    lines.extend(_render_failure(response))
+    lines.extend(_render_reasons(response.reasons))
     for decl in response.declarations:
         where = f"{decl.start.line}:{decl.start.column}"
         if not decl.verified:
@@ -279,7 +305,7 @@ def render_audit(response: AuditResponse) -> str:
         sorry = " uses sorry" if decl.uses_sorry else ""
         flagged = f" flagged {', '.join(decl.flagged)}" if decl.flagged else ""
         lines.append(f"{where} {decl.kind} {decl.name}:{sorry}{flagged} axioms [{', '.join(decl.axioms or [])}]")
-    lines.extend(f"{d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in response.diagnostics if d.severity == "error")
+    lines.extend(_render_diagnostics([d for d in response.diagnostics if d.severity == "error"]))
     return "\n".join(lines)
 
 
@@ -301,10 +327,9 @@ def _render_unit(unit: UnitVerdict) -> list[str]:
     label = f"candidate {unit.candidate}" if unit.candidate is not None else f"{unit.name or '-'} (line {unit.start.line})"
     extended = " extended" if unit.extended else ""
     lines = [f"{label}: {unit.verdict.value}{extended} ({unit.check_ms:.0f} ms)"]
-    for reason in unit.reasons:
-        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
-        lines.append(f"  reason {reason.code.value}{where}: {reason.message}")
-    lines.extend(f"  {d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in unit.diagnostics)
+    lines.extend(_render_failure(unit, "  "))
+    lines.extend(_render_reasons(unit.reasons, "  "))
+    lines.extend(_render_diagnostics(unit.diagnostics, "  "))
     for s in unit.sorries:
         where = f"{s.start.line}:{s.start.column}" if s.start else "?"
         lines.append(f"  sorry {where}: {s.goal}")
@@ -319,7 +344,7 @@ def render_target(response: TargetCheckResponse) -> str:
     what = f"target {response.target}" if response.target else "sequential"
     reused = "reused environment" if response.reused else f"prepared environment in {response.prepare_ms:.0f} ms"
     lines = [f"{what}{protected} ({response.environment}, {reused}, {response.timings.total_ms:.0f} ms)"]
-    lines.extend(f"prefix {d.severity} {d.start.line}:{d.start.column}: {d.text}" for d in response.prefix_diagnostics)
+    lines.extend(f"prefix {line}" for line in _render_diagnostics(response.prefix_diagnostics))
     for unit in response.results:
         lines.extend(_render_unit(unit))
     return "\n".join(lines)
@@ -360,7 +385,11 @@ def render_proof_state(response: ProofStateResponse) -> str:
 def render_proof_step(response: ProofStepResponse) -> str:
     """The status and new state id, Lean's messages, then the goals."""
     head = f"{response.status.value} state {response.state_id or '-'} (from {response.previous_state_id}): {response.proof_status}"
-    lines = [head, *(f"{m.severity}: {m.text}" for m in response.messages)]
+    lines = [head]
+    for m in response.messages:
+        lines.append(f"{m.severity}: {m.text}")
+        if m.suggestions:
+            lines.append(f"  did you mean: {', '.join(m.suggestions)}")
     if response.state_id is not None:
         lines.extend(_render_goals(response.goals))
     return "\n".join(lines)
