@@ -23,13 +23,14 @@ import pytest
 from mcp import Client as McpClient
 from mcp import StdioServerParameters
 from service_support import free_port, wait_until_serving
-from test_service_check import build_test_profile, standin_processes
+from test_service_check import SHOW_P, UNKNOWN, build_test_profile, standin_processes
 
 from batch_support import KILL_HOST, cli_args, local_labels, mixed_items, outcome_label, read_results, run_until_killed, write_requests
-from checker_support import STANDIN, make_layout, set_control, standin_config
+from checker_support import STANDIN, make_layout, set_control, standin_config, transcripts_dir
 from leanindex.checker import CheckerConfig
 from leanindex.checker.models import BatchItem, BatchResult
 
+TRANSCRIPTS = transcripts_dir()
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'leanindex[ray]')")
 
 from leanindex.checker.cluster import RayChecker, RaySettings, _Actor  # noqa: E402
@@ -255,10 +256,13 @@ def test_placement_prefers_the_least_loaded_actor_unless_a_warm_one_is_nearly_as
     assert none.value.details["reason"] == "no_actor"
 
 
-def test_mcp_on_ray_keeps_stdout_for_frames_and_checks(ray_address: str, tmp_path: Path) -> None:
+@pytest.mark.skipif(TRANSCRIPTS is None, reason="../shared/fixtures/repl-transcripts is absent")
+def test_mcp_on_ray_keeps_stdout_for_frames_and_suggests_close_names(ray_address: str, tmp_path: Path) -> None:
+    """`leanindex mcp --ray` over stdio, on the recorded transcripts: the actor's checker gives
+    Lean's recorded verdicts and, from the catalog under ROOT, the close names of an unknown one."""
     root = tmp_path / "root"
     build_test_profile(root)
-    project, repl, _control = make_layout(tmp_path, instant=True)
+    project, repl, _control = make_layout(tmp_path, transcripts=TRANSCRIPTS)
     params = StdioServerParameters(
         command=sys.executable,
         args=[
@@ -270,11 +274,11 @@ def test_mcp_on_ray_keeps_stdout_for_frames_and_checks(ray_address: str, tmp_pat
 
     async def main() -> None:
         async with McpClient(params, cache=None) as client:
-            items = [item.model_dump(exclude_none=True) for item in mixed_items(4)]
+            items = [{"id": "show_p", "environment": "TEST", "code": SHOW_P}, {"id": "unknown", "environment": "TEST", "code": UNKNOWN}]
             result = await client.call_tool("lean_check_batch", {"items": items})
             assert not result.is_error, result.content
-            assert [outcome_label(BatchResult.model_validate(r)) for r in result.structured_content["results"]] == [
-                "error:header_mismatch", "accepted", "accepted", "incomplete",
-            ]
+            show_p, unknown = (BatchResult.model_validate(r) for r in result.structured_content["results"])
+            assert outcome_label(show_p) == "accepted" and outcome_label(unknown) == "rejected"
+            assert unknown.response.diagnostics[0].suggestions == ["Nat.byrfl"]
 
     anyio.run(main)
