@@ -22,7 +22,9 @@ from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
 from leanindex.engine import Engine
 from leanindex.errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
-from leanindex.checker.models import AuditRequest, AuditResponse, CheckRequest, CheckResponse, TargetCheckRequest, TargetCheckResponse
+from leanindex.checker.models import (
+    AuditRequest, AuditResponse, BatchCheckRequest, BatchCheckResponse, CheckRequest, CheckResponse, TargetCheckRequest, TargetCheckResponse,
+)
 from leanindex.service.mcp import compact_schema
 from leanindex.models import EnvironmentsRequest, InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
@@ -207,8 +209,8 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     assert set(tools) == {
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
         "lean.environments", "lean_environments",
-        "lean.check", "lean_check", "lean.check.target", "lean_check_target", "lean.audit", "lean_audit",
-        "lean.proof.state", "lean_proof_state",
+        "lean.check", "lean_check", "lean.check.batch", "lean_check_batch", "lean.check.target", "lean_check_target",
+        "lean.audit", "lean_audit", "lean.proof.state", "lean_proof_state",
         "lean.proof.step", "lean_proof_step", "lean.proof.close", "lean_proof_close", "lean.proof.steps",
         "lean_proof_steps", "lean.proof.tree", "lean_proof_tree",
     }
@@ -217,6 +219,7 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
         ("lean.declaration.inspect", InspectRequest, InspectResponse),
         ("lean.environments", EnvironmentsRequest, None),
         ("lean.check", CheckRequest, CheckResponse),
+        ("lean_check_batch", BatchCheckRequest, BatchCheckResponse),
         ("lean_check_target", TargetCheckRequest, TargetCheckResponse),
         ("lean.audit", AuditRequest, AuditResponse),
     ]:
@@ -271,7 +274,7 @@ class _Checker:
     async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
         raise AssertionError("not called")
 
-    proof_state = proof_step = proof_close = proof_steps = audit = check_target
+    proof_state = proof_step = proof_close = proof_steps = audit = check_batch = check_target
 
 
 def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ with the server's error object (code, message, details) on a refusal or failure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
@@ -20,9 +21,13 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from .checker.batch import ItemLike, as_item, outcome_of
 from .checker.models import (
+    MAX_BATCH_ITEMS,
     AuditRequest,
     AuditResponse,
+    BatchCheckRequest,
+    BatchCheckResponse,
     CheckRequest,
     CheckResponse,
     ProofCloseRequest,
@@ -252,6 +257,36 @@ class Client:
         """
         request = _validated(CheckRequest, environment=environment, code=code, reference=reference, timeout_s=timeout_s)
         return self._backend.checker_call("/v1/check", request, CheckResponse)
+
+    def check_batch(self, items: Iterable[ItemLike]) -> BatchCheckResponse:
+        """Lean's verdicts on 1-256 files at once (`lean.check.batch`): `items` are
+        `leanindex.checker.models.BatchItem`s or `(id, CheckRequest)` pairs, ids unique. One
+        result per item, in order, each a response or the error `check` would have raised.
+        Over HTTP only.
+
+        Raises `LeanIndexError`: `invalid_request` (checked here: no items, over 256, repeated
+        ids, a malformed item), `check_disabled`, `timeout`, `busy`, `unauthorized`,
+        `backend_error` (server unreachable); an item's own failure is its result's `error`.
+        """
+        try:
+            request = BatchCheckRequest(items=[as_item(item) for item in items])
+        except ValidationError as error:
+            raise invalid_request(error.errors()) from None
+        return self._backend.checker_call("/v1/check/batch", request, BatchCheckResponse)
+
+    def check_many(
+        self, items: Iterable[ItemLike], *, batch_size: int = 64
+    ) -> Iterator[tuple[str, CheckResponse | LeanIndexError]]:
+        """`(id, response or error)` for every item of `items` (read lazily), sent as batches of
+        `batch_size` (1-256) through `check_batch`, in the items' order within each batch; the
+        same shape as `Checker.check_many`. Raises as `check_batch` for a whole batch's
+        failure (the items of earlier batches were yielded)."""
+        if not 1 <= batch_size <= MAX_BATCH_ITEMS:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"batch_size must be 1 to {MAX_BATCH_ITEMS}, not {batch_size}", {})
+        source = iter(items)
+        while chunk := list(islice(source, batch_size)):
+            for result in self.check_batch(chunk).results:
+                yield result.id, outcome_of(result)
 
     def audit(self, environment: str, code: str, *, timeout_s: float | None = None) -> AuditResponse:
         """Every declaration the file `code` adds with its axioms and `sorry` use, and a verdict

@@ -73,13 +73,15 @@ class Outcome(StrEnum):
     REJECTED = "rejected"
     DRIFTED = "drifted"
     NOT_READY = "not_ready"
+    ITEM_ERRORS = "item_errors"
 
 
 #: Process exit status per outcome, used by the CLI. `CRASH` is what Python exits with on an
 #: uncaught exception and `USAGE` what click exits with on bad arguments; they are listed so
 #: that no other outcome takes them. `INCOMPLETE`/`REJECTED`: `leanindex check` verdicts;
 #: `DRIFTED`: `catalog diff` and `api export --check` found a difference; `NOT_READY`: `doctor`
-#: found a missing piece.
+#: found a missing piece; `ITEM_ERRORS`: `check-batch` answered every request, some with a
+#: tool error (timeout, busy, backend_error, ...) instead of a verdict.
 OUTCOME_EXIT: dict[Outcome, int] = {
     Outcome.OK: 0,
     Outcome.CRASH: 1,
@@ -88,6 +90,7 @@ OUTCOME_EXIT: dict[Outcome, int] = {
     Outcome.REJECTED: 13,
     Outcome.DRIFTED: 14,
     Outcome.NOT_READY: 15,
+    Outcome.ITEM_ERRORS: 19,
 }
 
 #: Process exit status per code, used by the CLI; several refusals of a request share 3. None

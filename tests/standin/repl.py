@@ -14,8 +14,11 @@ line, a response is a JSON object followed by a blank line. Answers come from, i
    recordings lack: info trees on some commands (a scripted command with an info tree is preferred
    over a recording without one when the request asks for the info tree), forbidden commands,
    `#print axioms` answers, and info trees added to recordings made without them;
-3. fault behaviours triggered by a comment line in the command: `-- standin: sleep`,
-   `-- standin: exit-mid-response`, `-- standin: garbage`, `-- standin: grow <MiB>`.
+3. fault behaviours triggered by a comment line in the command (also with `--instant`):
+   `-- standin: sleep`, `-- standin: exit-mid-response`, `-- standin: garbage`,
+   `-- standin: grow <MiB>`, `-- standin: kill-host` (SIGKILL the process that started the
+   REPL, i.e. the checker hosting it: a poisoned input that takes its host down; needs the
+   REPL started without a PID namespace, `network_isolation=False`, to see that process).
 
 Options: `--transcripts DIR`, `--control FILE` (JSON read on every request:
 `{"header_fails": bool, "delay_ms": int}`), `--instant` (no transcripts needed: answer every
@@ -27,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -108,15 +113,15 @@ class StandIn:
         cmd, env = request["cmd"], request.get("env")
         if env is not None and env not in self.envs:
             return {"message": "Unknown environment."}  # recorded shape: unknown_environment
+        fault = scripted.fault_of(cmd)
+        if fault is not None:
+            return self.fault(fault, cmd)
         if self.instant:
             answer = {"env": self.new_env(None), "infotree": [scripted.eoi(cmd)], "messages": scripted.nonce_echo(cmd)}
             if "sorry" in cmd:
                 end = scripted.eoi(cmd)["node"]["stx"]["range"]["finish"]
                 answer["sorries"] = [{"proofState": self.new_state([]), "goal": "⊢ True", "pos": end, "endPos": end}]
             return answer
-        fault = scripted.fault_of(cmd)
-        if fault is not None:
-            return self.fault(fault, cmd)
         if cmd.startswith("import ") and settings.get("header_fails"):
             return {**scripted.failed_import(cmd), "env": self.new_env(None)}
         recorded = self.recorded(cmd, env, request.get("infotree"))
@@ -214,6 +219,13 @@ class StandIn:
                 block[i] = 1
             _HOLD.append(block)
             return {"env": self.new_env(None), "infotree": [scripted.eoi(cmd)]}
+        if kind == "kill-host":
+            host = os.getppid()
+            if host <= 1:
+                return {"message": "standin: kill-host sees no host process (started in a PID namespace?)"}
+            os.kill(host, signal.SIGKILL)
+            while True:
+                time.sleep(3600)
         return {"message": f"standin: unknown fault {kind}"}
 
 

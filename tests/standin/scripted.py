@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 _PROBE = re.compile(r"^#check \((\d+) : Nat\)$")
-_FAULT = re.compile(r"^-- standin: (sleep|exit-mid-response|garbage|grow)\s*(\S*)\s*$", re.M)
+_FAULT = re.compile(r"^-- standin: (sleep|exit-mid-response|garbage|grow|kill-host)\s*(\S*)\s*$", re.M)
 
 
 def _pos(line: int, column: int) -> dict:

@@ -9,6 +9,7 @@
 directly. `check_sync` runs start, one check and close on a private loop, for the CLI. The
 interactive operations (`check_target`, `proof_state`, `proof_step`, `proof_close`,
 `proof_steps`) share the same pools, limits, refusals and timeouts (docs/agent-workflow.md).
+Batches (`check_many`, `check_stream`, `check_batch`) come from `batch.BatchChecking`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from lean_interact.interface import CommandResponse, LeanError
 from ..errors import ErrorCode, LeanIndexError
 from ..models import InspectRequest, InspectResponse, display_profile
 from .audit import audited_declarations
+from .batch import BatchChecking, answer_with
 from .failures import unknown_name
 from .cache import VerdictCache
 from .config import CheckerConfig
@@ -45,6 +47,8 @@ from .isolation import make_sandbox
 from .models import (
     AuditRequest,
     AuditResponse,
+    BatchItem,
+    BatchResult,
     CheckRequest,
     Reference,
     CheckResponse,
@@ -133,7 +137,7 @@ def _reference_digest(reference: Reference | None) -> str:
     return hashlib.sha256(reference.model_dump_json().encode("utf-8")).hexdigest()
 
 
-class Checker:
+class Checker(BatchChecking):
     """Checks Lean files against warm REPL pools, one per configured profile.
 
     `check` raises `LeanIndexError` for tool failures and refusals, never for Lean rejecting
@@ -179,6 +183,17 @@ class Checker:
             pool = ProfilePool(config, repl_config)
             self._pools[profile] = pool
             await pool.start()
+
+    async def answer(self, item: BatchItem) -> BatchResult:
+        """One batch item checked as `check` does; a refusal or tool failure is the result's
+        error (see `batch.BatchChecking`)."""
+        return await answer_with(self.check, item)
+
+    def batch_width(self) -> int:
+        """A batch's default checks in flight: each profile's workers plus as many queued (at
+        most its `queue_size`), so the REPLs never wait for the next item and a batch alone
+        never fills a queue (`busy`); the smallest over the profiles."""
+        return min(c.workers + min(c.workers, c.queue_size) for c in self.configs.values())
 
     def pool(self, environment: str) -> ProfilePool:
         """The pool serving `environment` (any case); `unknown_environment` otherwise."""

@@ -7,12 +7,14 @@ Positions follow the Lean REPL's `Pos` (REPL/JSON.lean, from Lean's `Position`):
 
 from __future__ import annotations
 
+from collections import Counter
 from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
 from ..base import Frozen
+from ..errors import ErrorBody
 from ..models import EnvironmentIdentity, ProfileId
 from ..records import Position
 from .failures import HINTS, FailureClass, ReasonCode
@@ -211,6 +213,69 @@ class CheckResponse(EnvironmentIdentity, FailureSummary):
     lean_toolchain: str | None = Field(description="The worker's Lean version, from the project's `lean-toolchain`.")
     code_sha256: str
     fence: list[StatementFence] = Field(default_factory=list, description="The statement fence per referenced theorem.")
+
+
+#: Most items one batch call over HTTP or MCP may carry (`BatchCheckRequest`); larger batches go
+#: through `Checker.check_many` or `leanindex check-batch`, which stream them.
+MAX_BATCH_ITEMS = 256
+
+#: Longest caller's id of a batch item, in characters.
+MAX_BATCH_ID_CHARS = 256
+
+
+class BatchItem(CheckRequest):
+    """One request of a batch: a `CheckRequest` with the caller's `id`, which its `BatchResult`
+    carries back (results arrive in completion order, not input order). One line of
+    `leanindex check-batch`'s input is one item as a JSON object."""
+
+    id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_BATCH_ID_CHARS)] = Field(
+        description="The caller's id of this request, unique in its batch."
+    )
+
+    def request(self) -> CheckRequest:
+        """The check request without the id."""
+        return CheckRequest.model_validate(self.model_dump(exclude={"id"}, exclude_none=True))
+
+
+class BatchResult(Frozen):
+    """The answer to one batch item: exactly one of `response` (Lean's verdict, as `lean.check`
+    answers it) and `error` (the shared error object's body: a refusal or tool failure such as
+    `header_mismatch`, `timeout`, `backend_error`; never a verdict). `attempts` counts the
+    backends that ran it (2 when a Ray actor died under it and it was retried elsewhere). One
+    line of `leanindex check-batch`'s output is one result."""
+
+    id: str
+    response: CheckResponse | None = None
+    error: ErrorBody | None = None
+    attempts: Annotated[int, Field(ge=0)] = 1
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> BatchResult:
+        if (self.response is None) == (self.error is None):
+            raise ValueError("a batch result holds exactly one of `response` and `error`")
+        return self
+
+
+class BatchCheckRequest(Frozen):
+    """A batch of 1 to 256 checks (`lean.check.batch`, `POST /v1/check/batch`), each with an id
+    unique in the batch; they run concurrently on the checker's workers."""
+
+    items: Annotated[list[BatchItem], Field(min_length=1, max_length=MAX_BATCH_ITEMS)]
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> BatchCheckRequest:
+        repeated = sorted(name for name, count in Counter(item.id for item in self.items).items() if count > 1)
+        if repeated:
+            raise ValueError(f"batch ids must be unique; repeated: {', '.join(repeated[:10])}")
+        return self
+
+
+class BatchCheckResponse(Frozen):
+    """One `BatchResult` per item, in the items' order, and how many ended each way
+    (`counts`: `accepted`, `incomplete`, `rejected` and `error`)."""
+
+    results: list[BatchResult]
+    counts: dict[str, int]
 
 
 #: Most candidates one target check may carry.

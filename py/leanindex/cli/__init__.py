@@ -21,7 +21,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import api, catalog, check, demo, docgen, doctor, pack, profile, query, serve  # noqa: F401  (each module adds its commands to `main`)
+    from . import api, batch, catalog, check, demo, docgen, doctor, pack, profile, query, serve  # noqa: F401  (each module adds its commands to `main`)
 
 
 _register()

@@ -11,6 +11,7 @@ import anyio
 import click
 
 from ..checker import Checker, CheckerConfig
+from ..checker.batch import BatchChecking
 from ..engine import Engine
 from ..models import display_profile
 from ..service.config import TOKEN_ENV, ServiceConfig
@@ -20,6 +21,7 @@ from ..service.errorshape import SharedErrorH11Protocol
 from ..service.mcp import build_mcp_server, serve_stdio
 from ..service.tools import TOOL_NAMINGS, server_tools
 from . import main
+from .batch import checker_backend, with_ray_options
 from .output import handles_errors, root_option
 
 log = logging.getLogger("leanindex.cli")
@@ -50,17 +52,19 @@ check_options = [
 
 
 def with_check_options(command: F) -> F:
-    """Add the checker options to a server command."""
+    """Add the checker options (and `--ray`, to back them by a cluster) to a server command."""
     for option in reversed(check_options):
         command = option(command)
-    return command
+    return with_ray_options(command)
 
 
 def open_checker(
-    engine: Engine, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool
-) -> Checker | None:
+    engine: Engine, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+    **ray: Any,
+) -> Checker | BatchChecking | None:
     """The checker for `--check PROFILE=PROJECT ...` (profiles under `engine.root`, whose
-    catalogs answer its unknown-name suggestions), or None without any (checking off).
+    catalogs answer its unknown-name suggestions), or None without any (checking off); with
+    `--ray`, the Ray front over actors each running that checker (`batch.checker_backend`).
 
     Raises `click.UsageError` for a malformed `--check` or a missing `--check-repl`, and
     `LeanIndexError` from `CheckerConfig.for_profile` (e.g. `unknown_environment` for a profile
@@ -80,7 +84,7 @@ def open_checker(
                 workers=check_workers, allow_unsafe_commands=allow_unsafe_commands,
             )
         )
-    return Checker(configs, close_names=engine.close_names)
+    return checker_backend(configs, root=engine.root, close_names=engine.close_names, **ray)
 
 
 def _token() -> str | None:
@@ -116,12 +120,14 @@ def _open_engine(root: str) -> Engine:
 def serve(
     root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...], tool_names: str,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+    **ray: Any,
 ) -> None:
     """Serve the HTTP API and MCP (streamable HTTP, at /mcp) for every profile under ROOT.
 
     When the environment variable LEANINDEX_TOKEN is set, every route but /healthz requires
     `Authorization: Bearer <token>`. Logs (JSON lines, one access line per request) go to stderr.
-    Checking (`POST /v1/check`, `lean.check`) is off unless --check PROFILE=PROJECT is given.
+    Checking (`POST /v1/check`, `lean.check`) is off unless --check PROFILE=PROJECT is given;
+    with --ray, checks run on a Ray cluster's checker actors.
     """
     import uvicorn
 
@@ -139,7 +145,7 @@ def serve(
     )
     engine = _open_engine(root)
     try:
-        checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
+        checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
         app = create_app(engine, config, checker)
         server = uvicorn.Server(
             uvicorn.Config(
@@ -172,6 +178,7 @@ def serve(
 def mcp(
     root: str, time_budget_s: float, max_concurrent: int, tool_names: str,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
+    **ray: Any,
 ) -> None:
     """Serve the MCP tools over stdio for every profile under ROOT.
 
@@ -182,7 +189,7 @@ def mcp(
     configure_logging()
     engine = _open_engine(root)
     try:
-        checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands)
+        checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
     except BaseException:
         engine.close()
         raise

@@ -12,7 +12,7 @@ of `errors.HTTP_STATUS`):
   keeps it whole);
 - `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
   file), when the app was given a checker; 404 `check_disabled` otherwise;
-- `POST /v1/check/target`, `/v1/audit`, `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`,
+- `POST /v1/check/batch`, `/v1/check/target`, `/v1/audit`, `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`,
   `/v1/proof/steps`, `/v1/proof/tree`: the
   checker's other tools (`service.tools.CHECKER_ROUTED`), body the tool's request model, answer
   its response model; errors and `check_disabled` as `/v1/check`;
@@ -44,6 +44,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from pydantic import BaseModel, ValidationError
 
 from ..checker import Checker, CheckRequest, CheckResponse
+from ..checker.cluster import RayChecker
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
@@ -85,7 +86,7 @@ _CHECKER_ERRORS = (
 _CATALOG = (ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
 
 
-def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Checker | None = None) -> FastAPI:
+def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Checker | RayChecker | None = None) -> FastAPI:
     """The ASGI app serving `engine` over HTTP and MCP (see the module docstring).
 
     With a `checker`, `POST /v1/check` answers and MCP lists `lean.check`; the app starts the
@@ -270,7 +271,10 @@ def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> No
         method, path = spec.http_route.split(" ", 1)
 
         async def endpoint(request: Request, body: BaseModel) -> BaseModel:
-            _label(engine, request, body.environment)  # type: ignore[attr-defined]
+            # A batch names its environments per item; its requests stay unlabelled.
+            environment = getattr(body, "environment", None)
+            if environment is not None:
+                _label(engine, request, environment)
             return await unless_disconnected(spec.call(body), request.is_disconnected)
 
         endpoint.__annotations__ = {"request": Request, "body": spec.request_model, "return": spec.response_model}

@@ -17,10 +17,14 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel
 
 from ..checker import Checker, CheckRequest, CheckResponse
+from ..checker.cluster import RayChecker
 from ..checker.goals import Goal
 from ..checker.models import (
+    MAX_BATCH_ITEMS,
     AuditRequest,
     AuditResponse,
+    BatchCheckRequest,
+    BatchCheckResponse,
     Diagnostic,
     FailureSummary,
     FenceStatus,
@@ -249,6 +253,31 @@ def render_check(response: CheckResponse) -> str:
     return "\n".join(lines)
 
 
+CHECK_BATCH_DESCRIPTION = f"""\
+Check up to {MAX_BATCH_ITEMS} complete Lean 4 files at once, concurrently on the server's warm REPLs
+(or its Ray cluster). `items`: [{{id, environment, code, timeout_s?, reference?}}], each a lean.check
+request with your own `id` (unique in the batch). `results` has one entry per item in the same
+order: {{id, response}} with lean.check's answer, or {{id, error}} with the error lean.check would
+have raised (a tool failure, never a verdict); `attempts` is 2 when a cluster actor died under it
+and another answered. `counts` sums accepted / incomplete / rejected / error. For more files, send
+several batches (or use `leanindex check-batch` on a JSON-lines file)."""
+
+
+def render_check_batch(response: BatchCheckResponse) -> str:
+    """The counts first, then one line per item: `id: verdict` with its reasons' codes, or
+    `id: error code: message`."""
+    counts = response.counts
+    lines = [", ".join(f"{counts.get(k, 0)} {k}" for k in ("accepted", "incomplete", "rejected", "error"))]
+    for result in response.results:
+        if result.response is not None:
+            reasons = ", ".join(r.code.value for r in result.response.reasons)
+            lines.append(f"{result.id}: {result.response.verdict.value}" + (f" ({reasons})" if reasons else ""))
+        else:
+            assert result.error is not None
+            lines.append(f"{result.id}: error {result.error.code}: {result.error.message}")
+    return "\n".join(lines)
+
+
 AUDIT_DESCRIPTION = """\
 Audit a complete Lean 4 file: it is checked as lean.check does, then every declaration it adds
 is listed with its kind, whether it uses sorry, and its axioms (non-standard ones flagged).
@@ -429,6 +458,7 @@ ENVIRONMENTS = "lean.environments"
 SEARCH = "lean.declaration.search"
 INSPECT = "lean.declaration.inspect"
 CHECK = "lean.check"
+CHECK_BATCH = "lean.check.batch"
 TARGET = "lean.check.target"
 AUDIT = "lean.audit"
 PROOF_STATE = "lean.proof.state"
@@ -437,10 +467,10 @@ PROOF_CLOSE = "lean.proof.close"
 PROOF_STEPS = "lean.proof.steps"
 PROOF_TREE = "lean.proof.tree"
 #: The checker's tools after `lean.check`, whose HTTP routes `service.http` makes from their specs.
-CHECKER_ROUTED = (TARGET, AUDIT, PROOF_STATE, PROOF_STEP, PROOF_CLOSE, PROOF_STEPS, PROOF_TREE)
+CHECKER_ROUTED = (CHECK_BATCH, TARGET, AUDIT, PROOF_STATE, PROOF_STEP, PROOF_CLOSE, PROOF_STEPS, PROOF_TREE)
 
 
-def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> list[ToolSpec]:
+def server_tools(engine: Engine, gate: CallGate, checker: Checker | RayChecker | None) -> list[ToolSpec]:
     """Every tool a server has, in listing order; the one list that the HTTP routes, the MCP
     servers (`leanindex serve`, `leanindex mcp`) and `api/mcp-tools.json` come from.
 
@@ -448,7 +478,9 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
     `engine` through `gate` (so
     `busy` and `timeout` apply); `lean.check` runs on `checker`, which owns its own limits
     (bounded queue answering `busy`, per-check timeout, code size cap), and so do
-    `lean.check.target` and the proof tools (`lean.proof.*`). Without a checker, the checker's tools are not `enabled` (MCP does not
+    `lean.check.batch`, `lean.check.target` and the proof tools (`lean.proof.*`). `checker` is a
+    local `Checker` or a `RayChecker` (same methods; the proof-state tools answer
+    `check_disabled` there). Without a checker, the checker's tools are not `enabled` (MCP does not
     list them) and a call raises `LeanIndexError(check_disabled)`.
     """
 
@@ -468,7 +500,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             {},
         )
 
-    def checker_tool(call_of: Callable[[Checker], Callable[[Any], Awaitable[BaseModel]]], **spec: Any) -> ToolSpec:
+    def checker_tool(call_of: Callable[[Any], Callable[[Any], Awaitable[BaseModel]]], **spec: Any) -> ToolSpec:
         """A tool answered by the checker (`call_of(checker)`); without one it is not enabled
         and answers `check_disabled`."""
         return ToolSpec(call=call_of(checker) if checker is not None else check_disabled, enabled=checker is not None, **spec)
@@ -516,6 +548,16 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | None) -> lis
             request_model=CheckRequest,
             response_model=CheckResponse,
             render=render_check,
+        ),
+        checker_tool(
+            lambda c: c.check_batch,
+            name=CHECK_BATCH,
+            title="Check many Lean files",
+            description=CHECK_BATCH_DESCRIPTION,
+            http_route="POST /v1/check/batch",
+            request_model=BatchCheckRequest,
+            response_model=BatchCheckResponse,
+            render=render_check_batch,
         ),
         checker_tool(
             lambda c: c.check_target,
