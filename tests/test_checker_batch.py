@@ -215,3 +215,50 @@ def test_cli_refuses_bad_lines_and_foreign_output(tmp_path: Path) -> None:
     refused = CliRunner().invoke(main, cli_args(tmp_path, source, foreign))
     assert refused.exit_code == EXIT_STATUS[ErrorCode.INVALID_REQUEST] and "line 1 is not a batch result" in refused.output
     assert foreign.read_text() == '{"id": "x", "note": "not a result"}\n'
+
+
+def test_cli_never_changes_what_is_not_its_results_file(tmp_path: Path) -> None:
+    """A one-line file without a newline, the input file itself, a device, `-`, a line that is
+    no text, a line nested past the parser: refused, and nothing is written or truncated."""
+    make_layout(tmp_path, instant=True)
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "code": "theorem a : True := trivial"}))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes, no newline")
+    for out, message in [(notes, "line 1 is not a batch result"), (source, "is the input file"), (Path("/dev/null"), "not a regular file"), (Path("-"), "must name a file")]:
+        before = out.read_bytes() if out.is_file() else None
+        refused = CliRunner().invoke(main, cli_args(tmp_path, source, out))
+        assert refused.exit_code == EXIT_STATUS[ErrorCode.INVALID_REQUEST] and message in refused.output, (out, refused.output)
+        assert before is None or out.read_bytes() == before
+    assert not Path("-").exists()
+
+    out = tmp_path / "out.jsonl"
+    for line, message in [('{"id": "\\ud800", "code": "x"}', "not Unicode text"), ('{"id": "d", "reference": ' + "[" * 100000 + "]" * 100000 + "}", "RecursionError")]:
+        source.write_text(line + "\n")
+        refused = CliRunner().invoke(main, cli_args(tmp_path, source, out))
+        assert refused.exit_code == EXIT_STATUS[ErrorCode.INVALID_REQUEST] and message in refused.output
+    assert out.read_bytes() == b""
+
+
+def test_cli_reads_a_pipe_once_and_refuses_a_second_writer(tmp_path: Path) -> None:
+    import fcntl
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    make_layout(tmp_path, instant=True)
+    lines = "".join(json.dumps({"id": f"p{n}", "code": f"theorem p{n} : True := trivial"}) + "\n" for n in range(5))
+    out = tmp_path / "out.jsonl"
+    (tmp_path / "in.jsonl").write_text(lines)
+    # A process substitution: a pipe that can be read once, given as a path.
+    command = shlex.join([sys.executable, "-m", "leanindex", *cli_args(tmp_path, Path("SOURCE"), out, "--json")])
+    script = command.replace(" SOURCE ", ' <(printf %s "$LINES") ')
+    piped = subprocess.run(["bash", "-c", script], env={**os.environ, "LINES": lines}, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["answered"] == 5 and sorted(r.id for r in read_results(out)) == [f"p{n}" for n in range(5)]
+
+    with open(out, "ab") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        busy = CliRunner().invoke(main, cli_args(tmp_path, tmp_path / "in.jsonl", out))
+    assert busy.exit_code == EXIT_STATUS[ErrorCode.BUSY] and "another check-batch run is writing" in busy.output

@@ -169,3 +169,26 @@ def test_cli_prints_the_class_hint_and_suggestions_from_roots_catalog(tmp_path):
     assert "did you mean: Nat.byrfl" in plain.output
     as_json = CliRunner().invoke(main, [*base, "--json"], input=UNKNOWN)
     assert json.loads(as_json.output)["diagnostics"][0]["suggestions"] == ["Nat.byrfl"]
+
+
+def test_each_unknown_name_is_looked_up_once_and_at_most_32(tmp_path):
+    """A file of many unknown names: one catalog call, each distinct name once, the first 32."""
+    from leanindex.checker.checker import MAX_SUGGESTED_NAMES
+    from leanindex.checker.models import Diagnostic, Position
+
+    config, _control = standin_config(tmp_path, instant=True)
+    calls: list[list[str]] = []
+
+    def names(_profile, unknown):
+        calls.append(list(unknown))
+        return config.identity.environment_digest, [[f"Nat.{n}"] for n in unknown]
+
+    where = Position(line=1, column=0)
+    texts = [f"Unknown identifier `n{i % 40}`" for i in range(400)] + ["unsolved goals"]
+    diagnostics = [Diagnostic(severity="error", start=where, end=None, text=t) for t in texts]
+    answered = asyncio.run(Checker(config, close_names=names)._suggested(config, diagnostics))
+    assert calls == [[f"n{i}" for i in range(MAX_SUGGESTED_NAMES)]]
+    for d in answered:
+        name = unknown_name(d.text)
+        first = name is not None and int(name[1:]) < MAX_SUGGESTED_NAMES
+        assert d.suggestions == ([f"Nat.{name}"] if first else None)

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leanindex.engine.suggest import MAX_SUGGESTIONS, MIN_CLOSE_LENGTH, NameTable, max_distance
+from leanindex.engine.suggest import MAX_CLOSE_NAME_LENGTH, MAX_SUGGESTIONS, MIN_CLOSE_LENGTH, NameTable, max_distance
 
 
 def levenshtein(a: str, b: str) -> int:
@@ -28,7 +28,7 @@ def oracle(names: list[str], hidden: list[bool], query: str, limit: int = MAX_SU
     parts = query.split(".")
     namespace, last = ".".join(parts[:-1]), parts[-1]
     chosen = [pos for pos in visible if names[pos] == query][:limit]
-    if len(last) < MIN_CLOSE_LENGTH:
+    if len(last) < MIN_CLOSE_LENGTH or len(query) > MAX_CLOSE_NAME_LENGTH:
         return [names[p] for p in chosen]
     trailing = [pos for pos in visible if len(names[pos].split(".")) > len(parts) and names[pos].split(".")[-len(parts):] == parts]
     trailing.sort(key=lambda p: (names[p].count("."), len(names[p]), p))
@@ -84,7 +84,7 @@ def test_names_with_escaped_components() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(query=st.text(max_size=60))
+@given(query=st.one_of(st.text(max_size=60), st.text(alphabet="ab.«» \ud800", max_size=400)))
 def test_any_printed_name_gets_an_answer(query: str) -> None:
     """Whatever Lean prints between the backticks (escapes, unbalanced «», dots, any Unicode),
     the look-up answers a short list of catalog names and never raises."""

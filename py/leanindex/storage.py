@@ -85,6 +85,6 @@ def storage_failure(
         )
     return LeanIndexError(
         ErrorCode.IO_ERROR,
-        f"cannot write {shown}: {reason}",
+        f"cannot read or write {shown}: {reason}",
         {"path": shown, "errno": number, "reason": reason},
     )

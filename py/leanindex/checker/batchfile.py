@@ -9,14 +9,20 @@ naming the line), as does an id repeated in the input.
 
 Output (`ResultLog`): each line is a `BatchResult`. On opening, the ids already answered are
 read back and skipped; a last line cut short (a run killed in the middle of a write: no final
-newline) is removed first, so its id is checked again. A complete line that is not a result
-means the file is something else: refused (`invalid_request`), never overwritten.
+newline, and it starts as every result line does, `{"id":`) is removed first, so its id is
+checked again. Anything else means the file is something else (a complete line that is not a
+result, a last line that cannot be the start of one, a line over `MAX_RESULT_LINE_BYTES`, a
+file that is not a regular file, the input file itself): refused (`invalid_request`), never
+changed. The file is locked (`flock`) for the whole run, so a second run on the same file is
+refused (`busy`) instead of answering every id twice.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,10 +41,24 @@ def _refuse(message: str, **details: object) -> LeanIndexError:
     return LeanIndexError(ErrorCode.INVALID_REQUEST, message, dict(details))
 
 
+#: Longest results line read back (bytes): far above any answer (code is capped at 256 KiB).
+MAX_RESULT_LINE_BYTES = 64 * 1024 * 1024
+#: How every results line starts (`BatchResult` serialises `id` first).
+_RESULT_START = b'{"id":'
+
+
+def _regular(path: str | Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def count_lines(path: str) -> int | None:
     """Non-blank lines of `path` (the number of requests, for the progress bar), one line in
-    memory at a time; None for stdin (`-`)."""
-    if path == "-":
+    memory at a time; None for stdin (`-`) and anything that is not a regular file (a pipe can
+    be read only once: its lines are for the checks)."""
+    if path == "-" or not _regular(path):
         return None
     with open(path, "rb") as handle:
         return sum(1 for line in handle if line.strip())
@@ -49,24 +69,50 @@ class ResultLog:
 
     `done` holds those ids and `errors` counts the results in the file that are errors (those
     read back and those written); `repaired_bytes` is the size of a cut-short last line that
-    was removed (0 when there was none). Raises `LeanIndexError(invalid_request)` for a complete
-    line that is not a `BatchResult`, naming the line.
+    was removed (0 when there was none). `source` is the input file, which must not be `path`.
+    Raises `LeanIndexError`: `invalid_request` for a file that is not a results file (module
+    docstring), naming the line; `busy` when another run holds the file.
     """
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, source: str | None = None):
         self.path = Path(path)
         self.done: set[str] = set()
         self.errors = 0
         self.repaired_bytes = 0
+        if str(path) == "-":
+            raise _refuse("--out must name a file (results are appended to it and read back on a rerun)", out="-")
         if self.path.exists():
-            self._read_back()
+            if not _regular(self.path):
+                raise _refuse(f"{self.path} is not a regular file; give another --out file", out=str(self.path))
+            if source not in (None, "-") and self.path.samefile(source):
+                raise _refuse(f"--out {self.path} is the input file; give another --out file", out=str(self.path))
         self._handle: IO[bytes] = open(self.path, "ab")
+        try:
+            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._handle.close()
+            raise LeanIndexError(
+                ErrorCode.BUSY, f"another check-batch run is writing {self.path}; wait for it to end", {"out": str(self.path)}
+            ) from None
+        try:
+            self._read_back()
+        except BaseException:
+            self._handle.close()
+            raise
 
     def _read_back(self) -> None:
         complete_end = 0
         with open(self.path, "rb") as handle:
-            for number, line in enumerate(handle, start=1):
+            for number, line in enumerate(iter(lambda: handle.readline(MAX_RESULT_LINE_BYTES + 1), b""), start=1):
+                if len(line) > MAX_RESULT_LINE_BYTES:
+                    raise _refuse(
+                        f"{self.path} line {number} is longer than any batch result; give another --out file", out=str(self.path), line=number
+                    )
                 if not line.endswith(b"\n"):
+                    if line[: len(_RESULT_START)] != _RESULT_START[: len(line)]:
+                        raise _refuse(
+                            f"{self.path} line {number} is not a batch result; give another --out file", out=str(self.path), line=number
+                        )
                     break
                 complete_end += len(line)
                 if not line.strip():
@@ -148,10 +194,15 @@ class RequestReader:
         string `id`."""
         try:
             fields = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise _refuse(f"input line {number} is not JSON: {error}", line=number) from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+            raise _refuse(f"input line {number} is not JSON: {type(error).__name__}: {error}", line=number) from None
         if not isinstance(fields, dict) or not isinstance(fields.get("id"), str) or not fields["id"]:
             raise _refuse(f"input line {number} has no string `id`; every request needs one", line=number)
+        try:
+            fields["id"].encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (`"\ud800"`) is valid JSON but no text: the results file could not hold it.
+            raise _refuse(f"input line {number} has an `id` that is not Unicode text (a lone surrogate)", line=number) from None
         return fields
 
 

@@ -79,6 +79,10 @@ from .worker import RawCheck, Worker
 
 log = logging.getLogger("leanindex.checker")
 
+#: Most distinct unknown names of one answer that get `suggestions` (the first ones, in the
+#: order of the diagnostics); the diagnostics of any further name keep `suggestions: null`.
+MAX_SUGGESTED_NAMES = 32
+
 #: `(profile, names) -> (environment digest of the catalog, suggestions per name)`: close
 #: catalog names for names Lean does not know (`leanindex.engine.Engine.close_names`).
 CloseNames = Callable[[str, Sequence[str]], tuple[str, list[list[str]]]]
@@ -287,8 +291,11 @@ class Checker(BatchChecking):
         unknown = [(i, name) for i, d in enumerate(diagnostics) if d.severity == "error" and (name := unknown_name(d.text)) is not None]
         if not unknown or self._close_names is None:
             return diagnostics
+        # Each distinct name is looked up once, and at most MAX_SUGGESTED_NAMES of them: a file of
+        # thousands of unknown names must not cost seconds of catalog work after Lean's answer.
+        names = list(dict.fromkeys(name for _, name in unknown))[:MAX_SUGGESTED_NAMES]
         try:
-            digest, found = await asyncio.to_thread(self._close_names, config.profile, [name for _, name in unknown])
+            digest, lists = await asyncio.to_thread(self._close_names, config.profile, names)
         except LeanIndexError as error:
             log.warning("no name suggestions for %s: %s", display_profile(config.profile), error)
             return diagnostics
@@ -298,9 +305,11 @@ class Checker(BatchChecking):
                 display_profile(config.profile), digest, config.identity.environment_digest,
             )
             return diagnostics
+        found = dict(zip(names, lists))
         suggested = list(diagnostics)
-        for (i, _name), names in zip(unknown, found):
-            suggested[i] = suggested[i].model_copy(update={"suggestions": names})
+        for i, name in unknown:
+            if name in found:
+                suggested[i] = suggested[i].model_copy(update={"suggestions": found[name]})
         return suggested
 
     async def _respond(

@@ -115,7 +115,8 @@ class Diagnostic(Frozen):
     `suggestions` is set on an error naming a name Lean does not know ("Unknown identifier",
     "Unknown constant", "Invalid field ... does not contain"): at most 8 close declaration names
     of the profile's catalog, best first (`leanindex.engine.suggest`), `[]` when none is close;
-    it is None on every other message, and when the checker has no catalog for the profile."""
+    it is None on every other message, when the checker has no catalog for the profile, and
+    past the first 32 distinct unknown names of one answer (`checker.MAX_SUGGESTED_NAMES`)."""
 
     severity: Literal["error", "warning", "info", "trace"]
     start: Position

@@ -114,7 +114,7 @@ def check_batch(
     )
     total = count_lines(source)
     counts: Counter[str] = Counter({"accepted": 0, "incomplete": 0, "rejected": 0, "error": 0})
-    with closing(engine), ResultLog(out) as log, batch_progress(total, show_progress) as advance:
+    with closing(engine), ResultLog(out, source) as log, batch_progress(total, show_progress) as advance:
         reader = RequestReader(
             source, log.done, environment=shared["environment"], timeout_s=timeout_s, on_skip=(lambda: advance(False)) if advance else None
         )

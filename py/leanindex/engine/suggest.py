@@ -16,7 +16,7 @@ internal), each name once:
 
 A last component of fewer than `MIN_CLOSE_LENGTH` characters (`x`, `h'`: a local variable,
 most likely) gets rule 1 only: every catalog has hundreds of names ending in `.x`, and none of
-them is what was meant.
+them is what was meant. So does a name longer than `MAX_CLOSE_NAME_LENGTH` characters.
 
 Costs: the table is built once per loaded catalog (one pass over the names). A look-up reads
 the few names that share the last component, and for rule 3 computes edit distances (in C,
@@ -40,6 +40,9 @@ from ..names import NameSyntaxError, parse_name, printed_namespace
 MAX_SUGGESTIONS = 8
 #: Shortest last component that gets more than the exact name (rules 2 and 3).
 MIN_CLOSE_LENGTH = 3
+#: Longest name (characters) that gets more than the exact name: far above any real
+#: declaration name, and it bounds the cost of the namespace distances of rule 3.
+MAX_CLOSE_NAME_LENGTH = 300
 
 
 def _split(name: str) -> tuple[str, str]:
@@ -63,7 +66,8 @@ def _bigram_codes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     if not texts:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     padded = "".join("^" + text + "$" for text in texts)
-    points = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    # surrogatepass: a lone surrogate is no text, but it must not fail a look-up.
+    points = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
     owner = np.repeat(np.arange(len(texts), dtype=np.int64), [len(text) + 2 for text in texts])
     same = owner[:-1] == owner[1:]
     codes = (points[:-1] << 21 | points[1:])[same]
@@ -122,7 +126,7 @@ class NameTable:
         namespace, last = _split(name)
         same_last = self.by_last.get(last, [])
         chosen = [p for p in same_last if self.names[p] == name][:limit]
-        if len(last) < MIN_CLOSE_LENGTH:
+        if len(last) < MIN_CLOSE_LENGTH or len(name) > MAX_CLOSE_NAME_LENGTH:
             return [self.names[p] for p in chosen]
         tail = "." + name
         trailing = sorted(
