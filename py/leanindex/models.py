@@ -174,7 +174,11 @@ NameFragment = Annotated[
 
 
 #: The fields of a search that are not filters; every other field is one, and a search needs one.
-NOT_FILTERS: tuple[str, ...] = ("environment", "case_sensitive", "result_limit", "after")
+NOT_FILTERS: tuple[str, ...] = ("environment", "case_sensitive", "order", "result_limit", "after")
+
+SearchOrder = Literal["name", "relevance"]
+"""`name`: Lean's `Name.lt` order. `relevance`: the documented rule of `engine.relevance` (how
+the name matched, shorter names, fewer binders, more uses, then `Name.lt`)."""
 
 
 def _one_filter_required(schema: dict[str, Any]) -> None:
@@ -209,6 +213,10 @@ class SearchRequest(Frozen):
     flags: FlagFilter | None = None  # type: ignore[valid-type]
     instances_of: DeclarationName | None = Field(default=None, description="Instances whose conclusion's head is this class.")
     uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
+    order: SearchOrder = Field(
+        default="name",
+        description="name: Name.lt; relevance: name hit, shorter, fewer binders, more uses (see match_reasons).",
+    )
     result_limit: Annotated[int, Field(ge=1, le=50)] = 10
     after: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
 
@@ -312,9 +320,12 @@ class MatchReason(Frozen):
 
     filter: Literal[
         "name_contains", "resolved_constant", "type_constant", "conclusion_constant", "namespace_prefix", "kind", "module_prefix",
-        "flag", "instance_of", "uses_constant",
+        "flag", "instance_of", "uses_constant", "relevance",
     ]
-    value: str
+    value: str = Field(
+        description="The matched value; for `relevance` (answers in relevance order) one criterion as KEY=VALUE: "
+        "name_hit (exact_name, last_component, component_boundary, inside), name_bytes, binders, uses."
+    )
 
 
 class SearchResult(Frozen):

@@ -26,6 +26,8 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
 - `ns_keys.npy` (uint8), `ns_key_starts.npy` (int64, n+1), `ns_pos.npy` (int32): every
   declaration's `names.namespace_key` in sorted byte order with its position, so the
   declarations strictly inside a namespace are one contiguous range.
+- `binders.npy`, `uses.npy`, `static_rank.npy`: the static part of relevance order
+  (`catalog.ranking`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pydivsufsort
+
+from .ranking import write_ranking
 
 INDEX_DIR = "index"
 _ARRAYS = (
@@ -61,6 +65,9 @@ _ARRAYS = (
     "ns_keys",
     "ns_key_starts",
     "ns_pos",
+    "binders",
+    "uses",
+    "static_rank",
 )
 
 
@@ -117,6 +124,7 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     keys, key_starts = _joined([k.encode() for k, _ in keyed], lead=False)
     arrays["ns_keys"], arrays["ns_key_starts"] = keys, key_starts
     arrays["ns_pos"] = np.fromiter((p for _, p in keyed), dtype=np.int32, count=len(keyed))
+    arrays.update(write_ranking(con, catalog_dir, np.diff(starts) - 1))
     written = []
     for name in _ARRAYS:
         np.save(out / f"{name}.npy", arrays[name], allow_pickle=False)
@@ -168,6 +176,9 @@ class SearchIndex:
     ns_keys: np.ndarray
     ns_key_starts: np.ndarray
     ns_pos: np.ndarray
+    binders: np.ndarray
+    uses: np.ndarray
+    static_rank: np.ndarray
 
     @classmethod
     def load(cls, catalog_dir: Path) -> SearchIndex:
@@ -186,16 +197,21 @@ class SearchIndex:
     def positions_containing(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
         """Sorted unique positions whose printed name contains `pattern` (`pattern` non-empty
         and without NUL); with `case_sensitive=False`, ASCII letters match in either case."""
+        offsets = self.occurrences(pattern, case_sensitive)
+        if not len(offsets):
+            return np.empty(0, dtype=np.int64)
+        return unique_positions(self.name_owner[offsets], self.size)
+
+    def occurrences(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
+        """The byte offsets in `names.npy` where `pattern` (non-empty, without NUL) occurs, in
+        suffix-array order (unsorted); `name_owner` maps them to positions."""
         needle = pattern.encode() if case_sensitive else pattern.encode().lower()
         k = len(needle)
         sa, text = (self.name_sa, self.names) if case_sensitive else (self.name_sa_folded, self.names_folded)
         probe = range(len(sa))
         lo = bisect.bisect_left(probe, needle, key=lambda i: _bytes_at(text, int(sa[i]), k))
         hi = bisect.bisect_right(probe, needle, lo=lo, key=lambda i: _bytes_at(text, int(sa[i]), k))
-        if lo == hi:
-            return np.empty(0, dtype=np.int64)
-        owners = self.name_owner[np.asarray(sa[lo:hi])]
-        return unique_positions(owners, self.size)
+        return np.asarray(sa[lo:hi], dtype=np.int64)
 
     def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
         """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value

@@ -1,0 +1,89 @@
+"""Relevance order: a documented rule over the complete match set, never a black box.
+
+Matches are ranked by, in turn:
+
+1. how the name matched `name_contains` (searches without it skip this step), best hit over
+   the fragments: `exact_name` (a fragment is the whole printed name), `last_component` (a
+   fragment is the last component), `component_boundary` (a fragment starts a component or a
+   `_`-separated word: `comm` in `Nat.add_comm`), `inside` (anywhere else);
+2. the static rank of `catalog.ranking`: shorter printed names (UTF-8 bytes), fewer binders,
+   more uses by other declarations, then `Name.lt`, so ties always break by `Name.lt`.
+
+Each match's sort key is one integer, `hit * size + static_rank` (`size` declarations), unique
+per declaration: a cursor holds the key of the last result and the next page is the matches
+with larger keys, so cursors visit every match exactly once. `reasons` lists the criteria of a
+result as `relevance` match reasons.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..catalog.index import SearchIndex
+from ..models import MatchReason, SearchRequest
+
+#: The name hits, best first; the index of each is its place in the sort key.
+NAME_HITS: tuple[str, ...] = ("exact_name", "last_component", "component_boundary", "inside")
+_NUL, _DOT, _UNDERSCORE = 0, ord("."), ord("_")
+
+
+def key_bound(index: SearchIndex) -> int:
+    """One more than the largest sort key in a catalog (a cursor's key must lie below it)."""
+    return len(NAME_HITS) * index.size
+
+
+def name_hits(index: SearchIndex, request: SearchRequest, positions: np.ndarray) -> np.ndarray:
+    """The `NAME_HITS` index of each of `positions` (all of which contain every fragment of
+    `request.name_contains`); all 0 when the request has no name fragment. Vectorised over the
+    fragments' occurrences: the byte before an occurrence says whether it starts the name, a
+    component or a word, the byte after whether it ends the name."""
+    hits = np.zeros(len(positions), dtype=np.int64)
+    fragments = request.name_fragments()
+    if not fragments or not len(positions):
+        return hits
+    text = index.names if request.case_sensitive else index.names_folded
+    best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
+    for fragment in fragments:
+        offsets = index.occurrences(fragment, request.case_sensitive)
+        before = text[offsets - 1]
+        after = text[offsets + len(fragment.encode())]
+        owners = index.name_owner[offsets]
+        level = np.full(len(offsets), len(NAME_HITS) - 1, dtype=np.int8)
+        level[(before == _UNDERSCORE) | (before == _DOT) | (before == _NUL)] = 2
+        level[(after == _NUL) & ((before == _DOT) | (before == _NUL))] = 1
+        level[(after == _NUL) & (before == _NUL)] = 0
+        # Best (lowest) level per owner, one scatter per level from the worst to the best.
+        for value in range(len(NAME_HITS) - 2, -1, -1):
+            chosen = owners[level == value]
+            best[chosen] = np.minimum(best[chosen], value)
+    return best[positions].astype(np.int64)
+
+
+def sort_keys(index: SearchIndex, request: SearchRequest, positions: np.ndarray) -> np.ndarray:
+    """The relevance sort key (int64) of each of `positions` (see the module docstring)."""
+    return name_hits(index, request, positions) * index.size + np.asarray(index.static_rank[positions], dtype=np.int64)
+
+
+def page(keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, int]:
+    """The indices into `keys` of the next page (the `limit` smallest keys above `after_key`,
+    in key order) and how many keys lie above `after_key` in all."""
+    remaining = np.flatnonzero(keys > after_key)
+    if len(remaining) > limit:
+        chosen = remaining[np.argpartition(keys[remaining], limit - 1)[:limit]]
+    else:
+        chosen = remaining
+    return chosen[np.argsort(keys[chosen], kind="stable")], len(remaining)
+
+
+def reasons(index: SearchIndex, request: SearchRequest, pos: int, key: int) -> list[MatchReason]:
+    """The relevance criteria of the result at `pos` with sort key `key`, in rule order."""
+    found = []
+    if request.name_fragments():
+        found.append(MatchReason(filter="relevance", value=f"name_hit={NAME_HITS[key // index.size]}"))
+    name_bytes = int(index.name_starts[pos + 1] - index.name_starts[pos] - 1)
+    found += [
+        MatchReason(filter="relevance", value=f"name_bytes={name_bytes}"),
+        MatchReason(filter="relevance", value=f"binders={int(index.binders[pos])}"),
+        MatchReason(filter="relevance", value=f"uses={int(index.uses[pos])}"),
+    ]
+    return found
