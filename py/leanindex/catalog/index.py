@@ -28,6 +28,7 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
   declarations strictly inside a namespace are one contiguous range.
 - `binders.npy`, `uses.npy`, `static_rank.npy`: the static part of relevance order
   (`catalog.ranking`).
+- `text/`: the BM25 index over names, docstrings and types (`catalog.text`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import numpy as np
 import pydivsufsort
 
 from .ranking import write_ranking
+from .text import TEXT_FILES, write_text_index
 
 INDEX_DIR = "index"
 _ARRAYS = (
@@ -72,8 +74,8 @@ _ARRAYS = (
 
 
 def index_files() -> list[str]:
-    """The index files a catalog has, relative to its folder."""
-    return [f"{INDEX_DIR}/{name}.npy" for name in _ARRAYS]
+    """The index files a catalog has, relative to its folder (the text index's included)."""
+    return [*(f"{INDEX_DIR}/{name}.npy" for name in _ARRAYS), *TEXT_FILES]
 
 
 def _joined(values: list[bytes], lead: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +131,7 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     for name in _ARRAYS:
         np.save(out / f"{name}.npy", arrays[name], allow_pickle=False)
         written.append(f"{INDEX_DIR}/{name}.npy")
-    return written
+    return written + write_text_index(catalog_dir)
 
 
 def unique_positions(positions: np.ndarray, size: int) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 Matches are ranked by, in turn:
 
+0. with `text`, the BM25 score of its words (`catalog.text`), highest first;
 1. how the name matched `name_contains` (searches without it skip this step), best hit over
    the fragments: `exact_name` (a fragment is the whole printed name), `last_component` (a
    fragment is the last component), `component_boundary` (a fragment starts a component or a
@@ -11,7 +12,8 @@ Matches are ranked by, in turn:
 
 Each match's sort key is one integer, `hit * size + static_rank` (`size` declarations), unique
 per declaration: a cursor holds the key of the last result and the next page is the matches
-with larger keys, so cursors visit every match exactly once. `reasons` lists the criteria of a
+with larger keys, so cursors visit every match exactly once (in text order, where scores are
+floats, the cursor holds the place of the last result in the complete sorted order instead). `reasons` lists the criteria of a
 result as `relevance` match reasons.
 """
 
@@ -75,9 +77,19 @@ def page(keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, int]
     return chosen[np.argsort(keys[chosen], kind="stable")], len(remaining)
 
 
-def reasons(index: SearchIndex, request: SearchRequest, pos: int, key: int) -> list[MatchReason]:
-    """The relevance criteria of the result at `pos` with sort key `key`, in rule order."""
-    found = []
+def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) -> tuple[np.ndarray, int]:
+    """Text order: the indices into `keys` of the next page when the matches are sorted by
+    `scores` (descending) and then by `keys`, the previous page having ended at place `after` of
+    that order (-1 before the first page), and how many matches lie beyond `after`. Every
+    match is sorted: the order is the same on every call, so a place is a stable cursor."""
+    order = np.lexsort((keys, -scores.astype(np.float64)))
+    return order[after + 1 : after + 1 + limit], len(order) - (after + 1)
+
+
+def reasons(index: SearchIndex, request: SearchRequest, pos: int, key: int, score: float | None = None) -> list[MatchReason]:
+    """The relevance criteria of the result at `pos` with sort key `key` (and BM25 `score` in
+    text order), in rule order."""
+    found = [] if score is None else [MatchReason(filter="relevance", value=f"bm25={score:.4f}")]
     if request.name_fragments():
         found.append(MatchReason(filter="relevance", value=f"name_hit={NAME_HITS[key // index.size]}"))
     name_bytes = int(index.name_starts[pos + 1] - index.name_starts[pos] - 1)

@@ -4,7 +4,8 @@ A search turns each selective filter (`engine.filters`) into the sorted position
 (suffix-array look-up for `name_contains`, posting lists for type constants, a key range for
 namespaces), intersects them, applies the per-row filters (kinds, modules), splits visible from
 hidden rows, and pages through the visible ones in `pos` order, which is `Name.lt` order, or
-in relevance order (`engine.relevance`) when the request asks for it. Counts are exact: every
+in relevance order (`engine.relevance`; with `text`, by BM25 score first) when the request
+asks for it or gives `text`. Counts are exact: every
 match is found before the page is cut.
 """
 
@@ -29,7 +30,7 @@ from ..names import printed_namespace
 from ..records import Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
 from . import relevance
-from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, TypeConstants, UsesConstants
+from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, Text, TypeConstants, UsesConstants
 from .loaded import LoadedCatalog
 
 CONSTANT_FILTERS = (TypeConstants, InstancesOf, UsesConstants)
@@ -68,10 +69,11 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
             {"fields": [f.field for f in FILTERS]},
         )
     index = catalog.index
-    ranked = request.order == "relevance"
+    ranked = request.ranked()
+    text = next((f for f in filters if isinstance(f, Text)), None)
     after = -1
     if request.after is not None:
-        bound = relevance.key_bound(index) if ranked else index.size
+        bound = relevance.key_bound(index) if ranked and text is None else index.size
         after = decode_cursor(request.after, catalog.manifest.catalog.declarations_parquet_sha256, request, bound)
     selective = [positions for f in filters for positions in f.positions()]
     if selective:
@@ -89,10 +91,20 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
 
     hidden = np.asarray(index.hidden[matches], dtype=bool) if len(matches) else np.empty(0, dtype=bool)
     visible = matches[~hidden]
-    if ranked:
+    scores = None
+    if ranked and text is not None:
+        keys = relevance.sort_keys(index, request, visible)
+        all_scores = catalog.text.scores(text.words, visible)
+        chosen, remaining = relevance.scored_page(keys, all_scores, after, request.result_limit)
+        page, scores = visible[chosen], all_scores[chosen]
+        # In text order a cursor holds how far into the scored order the last result lies.
+        page_keys = np.arange(after + 1, after + 1 + len(page))
+        keys = keys[chosen]
+    elif ranked:
         keys = relevance.sort_keys(index, request, visible)
         chosen, remaining = relevance.page(keys, after, request.result_limit)
         page, page_keys = visible[chosen], keys[chosen]
+        keys = page_keys
     else:
         # In name order a position is its own sort key.
         following = visible[np.searchsorted(visible, after, side="right") :]
@@ -102,8 +114,11 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
 
     rows = _rows(catalog, page)
     results = [
-        _result(rows[int(p)], filters, relevance.reasons(index, request, int(p), int(k)) if ranked else [])
-        for p, k in zip(page, page_keys)
+        _result(
+            rows[int(p)], filters,
+            relevance.reasons(index, request, int(p), int(keys[i]), None if scores is None else float(scores[i])) if ranked else [],
+        )
+        for i, p in enumerate(page)
     ]
     digest = catalog.manifest.catalog.declarations_parquet_sha256
     return SearchResponse(
