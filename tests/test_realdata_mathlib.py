@@ -180,3 +180,13 @@ def test_cli_prints_brackets_of_signatures(mathlib_build) -> None:
     assert result.exit_code == 0, result.output
     # the table may fold the type column; its text, spaces aside, keeps every `[...]`
     assert "(mapfl)[i]=fl[i]" in "".join(result.output.split())
+
+
+def test_text_search_pushforward_measure(engine: Engine) -> None:
+    """Issue 12: "pushforward measure" finds `MeasureTheory.Measure.map` (its docstring: "The
+    pushforward of a measure...") in the first 5; a cursor continues the scored order."""
+    first = engine.search(SearchRequest(environment="MATHLIB", text="pushforward measure", result_limit=5))
+    assert "MeasureTheory.Measure.map" in [r.name for r in first.results]
+    rest = engine.search(SearchRequest(environment="MATHLIB", text="pushforward measure", result_limit=50, after=first.next_cursor))
+    names = [r.name for r in first.results + rest.results]
+    assert len(names) == len(set(names)) == first.total_matches
