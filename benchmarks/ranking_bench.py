@@ -18,10 +18,7 @@ Usage: `python benchmarks/ranking_bench.py [--declarations 800000] [--queries 20
 
 from __future__ import annotations
 
-import argparse
 import json
-import multiprocessing
-import platform
 import re
 import statistics
 import sys
@@ -35,7 +32,15 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py"))
 
-from search_bench import _build_piped, _in_child, _import_child, _percentiles, _query_classes  # noqa: E402
+from search_bench import (  # noqa: E402
+    _build_piped,
+    _import_child,
+    _in_child,
+    _percentiles,
+    _query_classes,
+    benchmark_arguments,
+    machine,
+)
 
 from leanindex.catalog.text import TEXT_DIR, write_text_index  # noqa: E402
 from leanindex.engine import Engine  # noqa: E402
@@ -113,14 +118,8 @@ def _text_share(catalog: Path, import_seconds: float) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--declarations", type=int, default=800_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--mathlib-archive", type=Path)
-    parser.add_argument("--work", type=Path, help="Keep the built catalogs here (default: a temporary folder).")
-    parser.add_argument("--reuse", action="store_true", help="With --work: reuse the synthetic catalog built there.")
-    args = parser.parse_args()
-    report: dict = {"machine": {"cpus": multiprocessing.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}}
+    args = benchmark_arguments(__doc__.split("\n")[0]).parse_args()
+    report: dict = {"machine": machine()}
     with tempfile.TemporaryDirectory(prefix="leanindex-rank-") as scratch:
         root = args.work or Path(scratch)
         if not (args.reuse and (root / "manifests" / "synthetic.json").exists()):
