@@ -191,6 +191,15 @@ class SearchIndex:
         # searches would otherwise spend their time in.
         return cls(**{name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray) for name in _ARRAYS})
 
+    def static_order(self) -> np.ndarray:
+        """The positions in static rank order (the inverse of `static_rank`), built on first use."""
+        order = self.__dict__.get("_static_order")
+        if order is None:
+            order = np.empty(self.size, dtype=np.int64)
+            order[np.asarray(self.static_rank)] = np.arange(self.size, dtype=np.int64)
+            self.__dict__["_static_order"] = order
+        return order
+
     @property
     def size(self) -> int:
         """Number of declarations."""

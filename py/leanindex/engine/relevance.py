@@ -39,25 +39,28 @@ def name_hits(index: SearchIndex, request: SearchRequest, positions: np.ndarray)
     `request.name_contains`); all 0 when the request has no name fragment. Vectorised over the
     fragments' occurrences: the byte before an occurrence says whether it starts the name, a
     component or a word, the byte after whether it ends the name."""
-    hits = np.zeros(len(positions), dtype=np.int64)
     fragments = request.name_fragments()
     if not fragments or not len(positions):
-        return hits
+        return np.zeros(len(positions), dtype=np.int64)
     text = index.names if request.case_sensitive else index.names_folded
-    best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
+    owners, levels = [], []
     for fragment in fragments:
         offsets = index.occurrences(fragment, request.case_sensitive)
         before = text[offsets - 1]
         after = text[offsets + len(fragment.encode())]
-        owners = index.name_owner[offsets]
+        starts_component = (before == _DOT) | (before == _NUL)
         level = np.full(len(offsets), len(NAME_HITS) - 1, dtype=np.int8)
-        level[(before == _UNDERSCORE) | (before == _DOT) | (before == _NUL)] = 2
-        level[(after == _NUL) & ((before == _DOT) | (before == _NUL))] = 1
+        level[starts_component | (before == _UNDERSCORE)] = 2
+        level[(after == _NUL) & starts_component] = 1
         level[(after == _NUL) & (before == _NUL)] = 0
-        # Best (lowest) level per owner, one scatter per level from the worst to the best.
-        for value in range(len(NAME_HITS) - 2, -1, -1):
-            chosen = owners[level == value]
-            best[chosen] = np.minimum(best[chosen], value)
+        owners.append(index.name_owner[offsets])
+        levels.append(level)
+    owner, level = np.concatenate(owners), np.concatenate(levels)
+    # The best (lowest) level per declaration: write the levels from the worst to the best, so
+    # a later write always improves on an earlier one.
+    best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
+    for value in range(len(NAME_HITS) - 2, -1, -1):
+        best[owner[level == value]] = value
     return best[positions].astype(np.int64)
 
 
@@ -66,15 +69,24 @@ def sort_keys(index: SearchIndex, request: SearchRequest, positions: np.ndarray)
     return name_hits(index, request, positions) * index.size + np.asarray(index.static_rank[positions], dtype=np.int64)
 
 
-def page(keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, int]:
-    """The indices into `keys` of the next page (the `limit` smallest keys above `after_key`,
-    in key order) and how many keys lie above `after_key` in all."""
-    remaining = np.flatnonzero(keys > after_key)
-    if len(remaining) > limit:
-        chosen = remaining[np.argpartition(keys[remaining], limit - 1)[:limit]]
-    else:
-        chosen = remaining
-    return chosen[np.argsort(keys[chosen], kind="stable")], len(remaining)
+def page(index: SearchIndex, keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The next page of matches whose sort keys are `keys`: (their positions, their keys), the
+    `limit` smallest keys above `after_key` in key order, and how many keys lie above
+    `after_key` in all. Keys are unique and below `key_bound`, so the page is read off a bitmap
+    of the keys from `after_key` on, chunk by chunk: no sort of the match set."""
+    bound = key_bound(index)
+    present = np.zeros(bound, dtype=bool)
+    present[keys] = True
+    found: list[np.ndarray] = []
+    start, chunk, count = after_key + 1, 4096, 0
+    while start < bound and count < limit:
+        hits = np.flatnonzero(present[start : start + chunk]) + start
+        found.append(hits)
+        count += len(hits)
+        start, chunk = start + chunk, chunk * 4
+    page_keys = np.concatenate(found)[:limit] if found else np.empty(0, dtype=np.int64)
+    positions = index.static_order()[page_keys % index.size]
+    return positions, page_keys, int(np.count_nonzero(keys > after_key))
 
 
 def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) -> tuple[np.ndarray, int]:

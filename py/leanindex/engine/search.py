@@ -101,9 +101,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         page_keys = np.arange(after + 1, after + 1 + len(page))
         keys = keys[chosen]
     elif ranked:
-        keys = relevance.sort_keys(index, request, visible)
-        chosen, remaining = relevance.page(keys, after, request.result_limit)
-        page, page_keys = visible[chosen], keys[chosen]
+        page, page_keys, remaining = relevance.page(index, relevance.sort_keys(index, request, visible), after, request.result_limit)
         keys = page_keys
     else:
         # In name order a position is its own sort key.
