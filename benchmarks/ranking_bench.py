@@ -78,7 +78,7 @@ def _text_queries(parquet: Path, count: int, seed: int) -> list[str]:
     docs = [d for d in pq.read_table(parquet, columns=["doc"]).column(0).to_pylist() if d]
     queries = list(USER_QUERIES)
     while len(queries) < count:
-        words = re.findall(r"\b[a-z]{5,}\b", docs[int(rng.integers(len(docs)))].lower())
+        words = re.findall(r"(?<![\w-])[a-z]{5,}(?![\w-])", docs[int(rng.integers(len(docs)))])
         if len(words) >= 2:
             queries.append(" ".join(rng.choice(words, 2, replace=False)))
     return queries
