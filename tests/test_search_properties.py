@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from lean_oracle import lean_order_key
-from leanindex.engine import Engine
+from leanindex.engine import Engine, relevance
 from leanindex.models import SearchRequest
 from leanindex.names import format_name
 from streamkit import build, declaration, encode, footer, header
@@ -369,8 +369,11 @@ def test_search_matches_the_oracle(data: st.DataObject) -> None:
                 query, prefixes = data.draw(queries(recs), label="query")
                 limits = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=4), label="limits")
                 check_query(engine, manifest.environment_digest, recs, query, prefixes, limits)
+                # Both ways of cutting a relevance page: partial selection and the key bitmap.
+                relevance._SELECT_AT_MOST = data.draw(st.sampled_from([0, 32_768]), label="select at most")
                 check_relevance(engine, recs, query, limits)
         finally:
+            relevance._SELECT_AT_MOST = 32_768
             engine.close()
 
 

@@ -72,21 +72,29 @@ def sort_keys(index: SearchIndex, request: SearchRequest, positions: np.ndarray)
 def page(index: SearchIndex, keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, np.ndarray, int]:
     """The next page of matches whose sort keys are `keys`: (their positions, their keys), the
     `limit` smallest keys above `after_key` in key order, and how many keys lie above
-    `after_key` in all. Keys are unique and below `key_bound`, so the page is read off a bitmap
-    of the keys from `after_key` on, chunk by chunk: no sort of the match set."""
-    bound = key_bound(index)
-    present = np.zeros(bound, dtype=bool)
-    present[keys] = True
-    found: list[np.ndarray] = []
-    start, chunk, count = after_key + 1, 4096, 0
-    while start < bound and count < limit:
-        hits = np.flatnonzero(present[start : start + chunk]) + start
-        found.append(hits)
-        count += len(hits)
-        start, chunk = start + chunk, chunk * 4
-    page_keys = np.concatenate(found)[:limit] if found else np.empty(0, dtype=np.int64)
-    positions = index.static_order()[page_keys % index.size]
-    return positions, page_keys, int(np.count_nonzero(keys > after_key))
+    `after_key` in all. Never a full sort: a partial selection for a few keys, and for many a
+    bitmap of the keys (unique, below `key_bound`) read chunk by chunk from `after_key` on."""
+    candidates = keys[keys > after_key] if after_key >= 0 else keys
+    if len(candidates) <= _SELECT_AT_MOST:
+        top = np.argpartition(candidates, limit - 1)[:limit] if len(candidates) > limit else np.arange(len(candidates))
+        page_keys = np.sort(candidates[top])
+    else:
+        bound = int(candidates.max()) + 1
+        present = np.zeros(bound, dtype=bool)
+        present[candidates] = True
+        found: list[np.ndarray] = []
+        start, chunk, count = after_key + 1, 4096, 0
+        while start < bound and count < limit:
+            hits = np.flatnonzero(present[start : start + chunk]) + start
+            found.append(hits)
+            count += len(hits)
+            start, chunk = start + chunk, chunk * 4
+        page_keys = np.concatenate(found)[:limit]
+    return index.static_order()[page_keys % index.size], page_keys, len(candidates)
+
+
+#: Up to this many keys a page is a partial selection (argpartition); beyond, a bitmap is cheaper.
+_SELECT_AT_MOST = 32_768
 
 
 def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) -> tuple[np.ndarray, int]:

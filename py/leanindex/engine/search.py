@@ -5,8 +5,7 @@ A search turns each selective filter (`engine.filters`) into the sorted position
 namespaces), intersects them, applies the per-row filters (kinds, modules), splits visible from
 hidden rows, and pages through the visible ones in `pos` order, which is `Name.lt` order, or
 in relevance order (`engine.relevance`; with `text`, by BM25 score first) when the request
-asks for it or gives `text`. Counts are exact: every
-match is found before the page is cut.
+asks for it or gives `text`. Counts are exact: every match is found before the page is cut.
 """
 
 from __future__ import annotations
