@@ -359,16 +359,27 @@ def _print(title: str, results: dict) -> None:
         print(f"{label:22} {e['p50_ms']:8.2f} {e['p95_ms']:8.2f} {e['p99_ms']:8.2f} {' '.join(cells)} {total}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def benchmark_arguments(description: str) -> argparse.ArgumentParser:
+    """The options every catalog benchmark takes: size, queries, Mathlib archive, work folder."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--declarations", type=int, default=800_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--baseline-sample", type=int, default=15)
     parser.add_argument("--mathlib-archive", type=Path)
     parser.add_argument("--work", type=Path, help="Keep the built catalogs here (default: a temporary folder).")
     parser.add_argument("--reuse", action="store_true", help="With --work: reuse the synthetic catalog built there by an earlier run (no build figures).")
+    return parser
+
+
+def machine() -> dict:
+    """Where a benchmark ran: CPU count, Python, platform."""
+    return {"cpus": multiprocessing.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+
+
+def main() -> None:
+    parser = benchmark_arguments(__doc__.split("\n")[0])
+    parser.add_argument("--baseline-sample", type=int, default=15)
     args = parser.parse_args()
-    report: dict = {"machine": {"cpus": multiprocessing.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}}
+    report: dict = {"machine": machine()}
     with tempfile.TemporaryDirectory(prefix="leanindex-bench-") as scratch:
         root = args.work or Path(scratch)
         if not (args.reuse and (root / "manifests" / "synthetic.json").exists()):

@@ -3,11 +3,13 @@ cursor iteration, DataFrames, errors rebuilt from the error object; and the note
 
 from __future__ import annotations
 
+import json
 import runpy
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from service_support import HARD_NAMES, engine_inspect, engine_search, free_port, live_server, sample_root  # noqa: F401
 from starlette.applications import Starlette
@@ -134,3 +136,30 @@ def test_notebook_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     assert namespace["pages"][-1].stop_reason is StopReason.EXHAUSTED
     assert len(namespace["everything"]) == namespace["pages"][0].total_matches
     assert "Nat.add_comm : ∀ (n m : Nat), n + m = m + n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("filters", [{"name_contains": "a", "order": "relevance"}, {"text": "list length"}])
+def test_relevance_and_text_pages_match_the_engine(client: leanindex.Client, sample_root: Path, filters: dict) -> None:
+    """Relevance order and text search through the client (HTTP and in process): the pages
+    followed by cursor are the engine's one-page answer, in the same order."""
+    pages = list(client.iter_search("SAMPLE", result_limit=2, **filters))
+    whole = engine_search(sample_root, environment="SAMPLE", result_limit=50, **filters)
+    assert whole.stop_reason is StopReason.EXHAUSTED and whole.total_matches > 2
+    assert [r.name for page in pages for r in page.results] == [r.name for r in whole.results]
+    assert [r.name for r in whole.results] != sorted(r.name for r in whole.results) or "text" in filters
+
+
+def test_get_search_and_the_cli_take_order_and_text(served_url: str, sample_root: Path) -> None:
+    from click.testing import CliRunner
+
+    from leanindex.cli import main
+
+    expected = engine_search(sample_root, environment="SAMPLE", text="list length", order="name", result_limit=5)
+    got = httpx.get(
+        f"{served_url}/v1/declarations/search",
+        params={"environment": "SAMPLE", "text": "list length", "order": "name", "result_limit": 5},
+        headers={"Authorization": "Bearer t0ken"},
+    )
+    assert got.status_code == 200 and got.json() == expected.model_dump(mode="json")
+    ran = CliRunner().invoke(main, ["search", "-e", "SAMPLE", "--text", "list length", "--order", "name", "--limit", "5", "--json", "--root", str(sample_root)])
+    assert ran.exit_code == 0 and json.loads(ran.stdout) == expected.model_dump(mode="json")

@@ -99,8 +99,8 @@ def test_the_document_states_both_rules() -> None:
     document = json.loads(openapi_document())
     search = document["components"]["schemas"]["SearchRequest"]
     required = [alternative["required"] for alternative in search["anyOf"]]
-    filters = {name for name in search["properties"] if name not in ("environment", "case_sensitive", "result_limit", "after")}
-    assert sorted(required) == sorted([name] for name in filters) and len(filters) == 8
+    filters = {name for name in search["properties"] if name not in ("environment", "case_sensitive", "order", "result_limit", "after")}
+    assert sorted(required) == sorted([name] for name in filters) and len(filters) == 9
     inspect = document["paths"]["/v1/declarations/{name}"]["get"]["parameters"]
     (name,) = [p for p in inspect if p["name"] == "name"]
     assert name["schema"]["pattern"] == NAME_PATTERN and name["schema"]["maxLength"] == 1024

@@ -159,3 +159,27 @@ def test_unknown_names_are_answered_from_the_core_catalog(engine: Engine) -> Non
     assert "Nat.mul_comm" in unqualified and "Int.mul_comm" in unqualified and len(unqualified) <= 8
     assert typo[0] == "Nat.add_comm"
     assert local == []
+
+
+def test_text_search_finds_nat_add_comm_from_words(engine: Engine) -> None:
+    """Issue 12: "commutativity addition natural" finds `Nat.add_comm` (no docstring: the words
+    come from its name's abbreviations and the `+` of its type) in the first 5, every result
+    has all three words, and the answer is ordered by score."""
+    response = engine.search(SearchRequest(environment="CORE", text="commutativity addition natural", result_limit=5))
+    names = [r.name for r in response.results]
+    assert "Nat.add_comm" in names, names
+    assert response.total_matches >= len(names) and response.stop_reason.value == "RESULT_LIMIT"
+    scores = [float(next(m.value for m in r.match_reasons if m.value.startswith("bm25="))[5:]) for r in response.results]
+    assert scores == sorted(scores, reverse=True)
+    assert all({m.value for m in r.match_reasons if m.filter == "text"} == {"commut", "addit", "natur"} for r in response.results)
+
+
+def test_relevance_puts_the_exact_last_component_first(engine: Engine) -> None:
+    """Name order starts `add_comm` hits alphabetically; relevance puts the declarations whose
+    last component is exactly `add_comm` first, shortest name first, with the same total."""
+    by_name = engine.search(SearchRequest(environment="CORE", name_contains="add_comm", result_limit=50))
+    ranked = engine.search(SearchRequest(environment="CORE", name_contains="add_comm", order="relevance", result_limit=5))
+    assert ranked.total_matches == by_name.total_matches
+    first = ranked.results[0]
+    assert first.name.endswith(".add_comm") and "name_hit=last_component" in [m.value for m in first.match_reasons]
+    assert len(first.name) <= min(len(r.name) for r in by_name.results if r.name.endswith(".add_comm"))

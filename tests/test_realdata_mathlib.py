@@ -189,3 +189,13 @@ def test_unknown_names_are_answered_from_the_mathlib_catalog(engine: Engine) -> 
     assert partly[0] == "MeasureTheory.Measure.map"
     assert misspelt[0] == "Finset.sum_const"
     assert unqualified[0] == "mul_comm" and "Nat.mul_comm" in unqualified
+
+
+def test_text_search_pushforward_measure(engine: Engine) -> None:
+    """Issue 12: "pushforward measure" finds `MeasureTheory.Measure.map` (its docstring: "The
+    pushforward of a measure...") in the first 5; a cursor continues the scored order."""
+    first = engine.search(SearchRequest(environment="MATHLIB", text="pushforward measure", result_limit=5))
+    assert "MeasureTheory.Measure.map" in [r.name for r in first.results]
+    rest = engine.search(SearchRequest(environment="MATHLIB", text="pushforward measure", result_limit=50, after=first.next_cursor))
+    names = [r.name for r in first.results + rest.results]
+    assert len(names) == len(set(names)) == first.total_matches

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from lean_oracle import lean_order_key
-from leanindex.engine import Engine
+from leanindex.engine import Engine, relevance
 from leanindex.models import SearchRequest
 from leanindex.names import format_name
 from streamkit import build, declaration, encode, footer, header
@@ -122,7 +122,7 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
                 list(components),
                 kind=draw(st.sampled_from(KINDS)),
                 module=draw(st.sampled_from([*MODULES, None])),
-                type="T",
+                type=draw(st.sampled_from(sorted(BINDERS))),
                 type_constants=type_constants,
                 conclusion_constants=conclusion,
                 conclusion_head=draw(st.sampled_from([None, *conclusion])),
@@ -212,6 +212,16 @@ def queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> tuple[dict[str, Any]
         query["kinds"] = [anchor["kind"]]
     return query, prefixes
 
+
+# Printed types the records carry, with their binders counted by hand (the relevance oracle).
+BINDERS = {
+    "T": 0,
+    "(a : α) : T": 1,
+    "∀ (n m : Nat), n = m": 2,
+    "Nat → Nat → Nat": 2,
+    "{α : Type u} [Group α] (a b : α) : a = b": 4,
+    "∀ x y z : ℕ, x = z → True": 4,
+}
 
 # Written out by hand: the flag keys of a search and the record fields they read.
 FLAG_KEYS = {"instance": "is_instance", "class": "is_class", "structure": "is_structure", "deprecated": "is_deprecated", "unsafe": "is_unsafe"}
@@ -359,7 +369,11 @@ def test_search_matches_the_oracle(data: st.DataObject) -> None:
                 query, prefixes = data.draw(queries(recs), label="query")
                 limits = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=4), label="limits")
                 check_query(engine, manifest.environment_digest, recs, query, prefixes, limits)
+                # Both ways of cutting a relevance page: partial selection and the key bitmap.
+                relevance._SELECT_AT_MOST = data.draw(st.sampled_from([0, 32_768]), label="select at most")
+                check_relevance(engine, recs, query, limits)
         finally:
+            relevance._SELECT_AT_MOST = 32_768
             engine.close()
 
 
@@ -409,3 +423,65 @@ def check_query(
         event("a query with unknown constants")
     assert [r["name"] for r in got] == [r["name"] for r in want], query
     assert got == want, query
+
+
+def name_hit(name: str, query: dict[str, Any]) -> int:
+    """The relevance rule's name hit, by brute force over every occurrence of every fragment:
+    0 the whole name, 1 the last component, 2 the start of a component or `_`-word, 3 inside."""
+    given = query.get("name_contains")
+    if given is None:
+        return 0
+    fold = ascii_lower if query.get("case_sensitive") is False else (lambda text: text)
+    text, best = fold(name), 3
+    for fragment in [given] if isinstance(given, str) else given:
+        fragment = fold(fragment)
+        for start in range(len(text) - len(fragment) + 1):
+            if not text.startswith(fragment, start):
+                continue
+            before = text[start - 1] if start else ""
+            end = start + len(fragment)
+            if before == "" and end == len(text):
+                best = min(best, 0)
+            elif before in ("", ".") and end == len(text):
+                best = min(best, 1)
+            elif before in ("", ".", "_"):
+                best = min(best, 2)
+    return best
+
+
+def check_relevance(engine: Engine, recs: list[dict[str, Any]], query: dict[str, Any], limits: list[int]) -> None:
+    """Relevance order visits the name order's matches once each, with the same totals, in the
+    documented order: name hit, name bytes, binders, uses (declarations whose value mentions the
+    name; every record here has its value constants), then `Name.lt`."""
+    by_name = [r for page in pages(engine, query, limits) for r in page.results]
+    ranked_pages = list(pages(engine, {**query, "order": "relevance"}, limits))
+    ranked = [r for page in ranked_pages for r in page.results]
+    assert sorted(r.name for r in ranked) == sorted(r.name for r in by_name)
+    assert len({r.name for r in ranked}) == len(ranked)
+    assert {p.total_matches for p in ranked_pages} == {ranked_pages[0].total_matches}
+    position = {r["name"]: i for i, r in enumerate(recs)}
+    record = {r["name"]: r for r in recs}
+
+    def criteria(name: str) -> tuple[int, int, int, int, int]:
+        uses = sum(name in r["value_constants"] for r in recs)
+        return name_hit(name, query), len(name.encode()), BINDERS[record[name]["type"]], -uses, position[name]
+
+    assert [r.name for r in ranked] == sorted((r.name for r in ranked), key=criteria), query
+    for r in ranked:
+        hit, name_bytes, binders, uses, _ = criteria(r.name)
+        want = [f"name_bytes={name_bytes}", f"binders={binders}", f"uses={-uses}"]
+        if "name_contains" in query:
+            want.insert(0, f"name_hit={['exact_name', 'last_component', 'component_boundary', 'inside'][hit]}")
+        assert [m.value for m in r.match_reasons if m.filter == "relevance"] == want
+
+
+def pages(engine: Engine, query: dict[str, Any], limits: list[int]) -> Any:
+    """Every page of a search, following the cursor (the limit changing between pages)."""
+    cursor, page = None, 0
+    while True:
+        response = engine.search(SearchRequest(environment="prop", result_limit=limits[page % len(limits)], after=cursor, **query))
+        yield response
+        cursor, page = response.next_cursor, page + 1
+        if cursor is None:
+            return
+        assert page <= 100, "the cursor does not advance"

@@ -102,6 +102,10 @@ async def exercise(client: Client, root: Path) -> None:
         following = await call(client, search, {"environment": "SAMPLE", **filters, "after": expected.next_cursor}, schemas)
         assert following.structured_content["results"][0]["name"] not in {r.name for r in expected.results}
 
+        # Relevance order and text search answer through the tool exactly as the engine does.
+        for ranked in ({"name_contains": "add", "order": "relevance", "result_limit": 3}, {"text": "addition", "result_limit": 3}):
+            answer = await call(client, search, {"environment": "SAMPLE", **ranked}, schemas)
+            assert answer.structured_content == engine_search(root, environment="SAMPLE", **ranked).model_dump(mode="json")
         misspelt = await call(client, search, {"environment": "SAMPLE", "type_pattern": {"constants": ["List.lenght"]}}, schemas)
         assert misspelt.structured_content["unknown_constants"][0]["name"] == "List.lenght"
         assert "no declaration's type mentions List.lenght; close names: List.length" in misspelt.content[0].text
@@ -120,6 +124,8 @@ async def exercise(client: Client, root: Path) -> None:
         ("lean.declaration.search", {"name_contains": "a"}, "invalid_request"),
         ("lean.declaration.search", {"environment": "MATHLIB", "name_contains": "a"}, "unknown_environment"),
         ("lean.declaration.search", {"environment": "SAMPLE", "name_contains": "a", "after": "bogus"}, "invalid_request"),
+        ("lean.declaration.search", {"environment": "SAMPLE", "text": "of the"}, "invalid_request"),
+        ("lean.declaration.search", {"environment": "SAMPLE", "name_contains": "a", "order": "best"}, "invalid_request"),
         ("lean.declaration.inspect", {"environment": "SAMPLE", "declaration_name": "Nat.add_com"}, "not_found"),
         ("lean_declaration_inspect", {"environment": "SAMPLE"}, "invalid_request"),
         ("lean_declaration_inspect", {"environment": "SAMPLE", "declaration_name": ""}, "invalid_request"),

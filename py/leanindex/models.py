@@ -174,7 +174,13 @@ NameFragment = Annotated[
 
 
 #: The fields of a search that are not filters; every other field is one, and a search needs one.
-NOT_FILTERS: tuple[str, ...] = ("environment", "case_sensitive", "result_limit", "after")
+NOT_FILTERS: tuple[str, ...] = ("environment", "case_sensitive", "order", "result_limit", "after")
+
+SearchOrder = Literal["name", "relevance"]
+"""`name`: Lean's `Name.lt` order. `relevance`: the documented rule of `engine.relevance` (the
+text's BM25 score when `text` is given, how the name matched, shorter names, fewer binders,
+more uses, then `Name.lt`). Left out, a search with `text` is in relevance order, any other in
+name order (`SearchRequest.ranked`)."""
 
 
 def _one_filter_required(schema: dict[str, Any]) -> None:
@@ -209,6 +215,14 @@ class SearchRequest(Frozen):
     flags: FlagFilter | None = None  # type: ignore[valid-type]
     instances_of: DeclarationName | None = Field(default=None, description="Instances whose conclusion's head is this class.")
     uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
+    text: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
+        default=None, description="Words; all must occur in the name, docstring or type (BM25-ranked)."
+    )
+    order: SearchOrder | None = Field(
+        default=None,
+        description="name (default without text): Name.lt; relevance (default with text): BM25 score, name hit, "
+        "shorter, fewer binders, more uses.",
+    )
     result_limit: Annotated[int, Field(ge=1, le=50)] = 10
     after: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
 
@@ -218,6 +232,10 @@ class SearchRequest(Frozen):
         if v is not None and any("\x00" in fragment for fragment in ([v] if isinstance(v, str) else v)):
             raise ValueError("name_contains must not contain NUL")
         return v
+
+    def ranked(self) -> bool:
+        """True when the answer is in relevance order: asked for, or `text` given without an order."""
+        return self.order == "relevance" or (self.order is None and self.text is not None)
 
     def name_fragments(self) -> list[str]:
         """`name_contains` as a list of distinct fragments in the order given (empty when absent)."""
@@ -312,9 +330,12 @@ class MatchReason(Frozen):
 
     filter: Literal[
         "name_contains", "resolved_constant", "type_constant", "conclusion_constant", "namespace_prefix", "kind", "module_prefix",
-        "flag", "instance_of", "uses_constant",
+        "flag", "instance_of", "uses_constant", "text", "relevance",
     ]
-    value: str
+    value: str = Field(
+        description="The matched value; for `relevance` (answers in relevance order) one criterion as KEY=VALUE: "
+        "bm25 (text score), name_hit (exact_name, last_component, component_boundary, inside), name_bytes, binders, uses."
+    )
 
 
 class SearchResult(Frozen):

@@ -26,6 +26,9 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
 - `ns_keys.npy` (uint8), `ns_key_starts.npy` (int64, n+1), `ns_pos.npy` (int32): every
   declaration's `names.namespace_key` in sorted byte order with its position, so the
   declarations strictly inside a namespace are one contiguous range.
+- `binders.npy`, `uses.npy`, `static_rank.npy`: the static part of relevance order
+  (`catalog.ranking`).
+- `text/`: the BM25 index over names, docstrings and types (`catalog.text`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pydivsufsort
+
+from .ranking import write_ranking
+from .text import TEXT_FILES, write_text_index
 
 INDEX_DIR = "index"
 _ARRAYS = (
@@ -61,12 +67,15 @@ _ARRAYS = (
     "ns_keys",
     "ns_key_starts",
     "ns_pos",
+    "binders",
+    "uses",
+    "static_rank",
 )
 
 
 def index_files() -> list[str]:
-    """The index files a catalog has, relative to its folder."""
-    return [f"{INDEX_DIR}/{name}.npy" for name in _ARRAYS]
+    """The index files a catalog has, relative to its folder (the text index's included)."""
+    return [*(f"{INDEX_DIR}/{name}.npy" for name in _ARRAYS), *TEXT_FILES]
 
 
 def _joined(values: list[bytes], lead: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -117,11 +126,12 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     keys, key_starts = _joined([k.encode() for k, _ in keyed], lead=False)
     arrays["ns_keys"], arrays["ns_key_starts"] = keys, key_starts
     arrays["ns_pos"] = np.fromiter((p for _, p in keyed), dtype=np.int32, count=len(keyed))
+    arrays.update(write_ranking(con, catalog_dir, np.diff(starts) - 1))
     written = []
     for name in _ARRAYS:
         np.save(out / f"{name}.npy", arrays[name], allow_pickle=False)
         written.append(f"{INDEX_DIR}/{name}.npy")
-    return written
+    return written + write_text_index(catalog_dir)
 
 
 def unique_positions(positions: np.ndarray, size: int) -> np.ndarray:
@@ -168,6 +178,9 @@ class SearchIndex:
     ns_keys: np.ndarray
     ns_key_starts: np.ndarray
     ns_pos: np.ndarray
+    binders: np.ndarray
+    uses: np.ndarray
+    static_rank: np.ndarray
 
     @classmethod
     def load(cls, catalog_dir: Path) -> SearchIndex:
@@ -178,6 +191,15 @@ class SearchIndex:
         # searches would otherwise spend their time in.
         return cls(**{name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray) for name in _ARRAYS})
 
+    def static_order(self) -> np.ndarray:
+        """The positions in static rank order (the inverse of `static_rank`), built on first use."""
+        order = self.__dict__.get("_static_order")
+        if order is None:
+            order = np.empty(self.size, dtype=np.int64)
+            order[np.asarray(self.static_rank)] = np.arange(self.size, dtype=np.int64)
+            self.__dict__["_static_order"] = order
+        return order
+
     @property
     def size(self) -> int:
         """Number of declarations."""
@@ -186,16 +208,21 @@ class SearchIndex:
     def positions_containing(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
         """Sorted unique positions whose printed name contains `pattern` (`pattern` non-empty
         and without NUL); with `case_sensitive=False`, ASCII letters match in either case."""
+        offsets = self.occurrences(pattern, case_sensitive)
+        if not len(offsets):
+            return np.empty(0, dtype=np.int64)
+        return unique_positions(self.name_owner[offsets], self.size)
+
+    def occurrences(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
+        """The byte offsets in `names.npy` where `pattern` (non-empty, without NUL) occurs, in
+        suffix-array order (unsorted); `name_owner` maps them to positions."""
         needle = pattern.encode() if case_sensitive else pattern.encode().lower()
         k = len(needle)
         sa, text = (self.name_sa, self.names) if case_sensitive else (self.name_sa_folded, self.names_folded)
         probe = range(len(sa))
         lo = bisect.bisect_left(probe, needle, key=lambda i: _bytes_at(text, int(sa[i]), k))
         hi = bisect.bisect_right(probe, needle, lo=lo, key=lambda i: _bytes_at(text, int(sa[i]), k))
-        if lo == hi:
-            return np.empty(0, dtype=np.int64)
-        owners = self.name_owner[np.asarray(sa[lo:hi])]
-        return unique_positions(owners, self.size)
+        return np.asarray(sa[lo:hi], dtype=np.int64)
 
     def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
         """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value

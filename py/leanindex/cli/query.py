@@ -116,6 +116,10 @@ _SPELLED: dict[str, Callable[[F], F]] = {
         "--kind", "kinds", multiple=True, callback=_list, type=click.Choice([k.value for k in Kind]), help="Kernel kind (repeatable)."
     ),
     "module_prefixes": click.option("--module", "module_prefixes", multiple=True, callback=_list, help="Module prefix, e.g. Init.Data (repeatable)."),
+    "order": click.option(
+        "--order", "order", type=click.Choice(["name", "relevance"]),
+        help="name (default without --text): Name.lt order; relevance (default with --text): best first (docs/ranking.md).",
+    ),
     "result_limit": click.option("--limit", "result_limit", type=int, default=10, show_default=True, help="Result limit, 1-50."),
     "after": click.option("--after", "after", help="Cursor from a previous page (next_cursor)."),
 }

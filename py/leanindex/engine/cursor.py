@@ -1,9 +1,10 @@
 """Opaque search cursors, bound to one catalog and one query.
 
-A cursor is base64url JSON `{"v": 1, "c": <catalog>, "q": <query>, "p": <pos>}`: the scan
-continues after position `p`. `c` is a prefix of the catalog's Parquet sha256 and `q` a
-fingerprint of the filters (not of `result_limit`, which may change between pages), so a cursor
-from another catalog or another query is refused instead of silently continuing a different
+A cursor is base64url JSON `{"v": 1, "c": <catalog>, "q": <query>, "p": <key>}`: the scan
+continues after sort key `p` (the position in name order, `engine.relevance`'s key in relevance
+order). `c` is a prefix of the catalog's Parquet sha256 and `q` a fingerprint of the filters and
+the order (not of `result_limit`, which may change between pages), so a cursor from another
+catalog, another query or another order is refused instead of silently continuing a different
 scan.
 """
 
@@ -30,15 +31,16 @@ def query_fingerprint(request: SearchRequest) -> str:
 
 
 def encode_cursor(catalog_digest: str, request: SearchRequest, pos: int) -> str:
-    """The cursor that continues `request` after position `pos` in the catalog `catalog_digest`."""
+    """The cursor that continues `request` after sort key `pos` in the catalog `catalog_digest`."""
     payload = {"v": _VERSION, "c": catalog_digest[:16], "q": query_fingerprint(request), "p": pos}
     return base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
 def decode_cursor(cursor: str, catalog_digest: str, request: SearchRequest, size: int) -> int:
-    """The position a cursor continues after, in a catalog of `size` declarations. Raises
-    `LeanIndexError(invalid_request)` for a malformed cursor (including a position outside the
-    catalog), one from another catalog, or one from a different query."""
+    """The sort key a cursor continues after, `size` being one more than the largest key (the
+    declaration count in name order). Raises `LeanIndexError(invalid_request)` for a malformed
+    cursor (including a key outside that range), one from another catalog, or one from a
+    different query or order."""
     if not _CURSOR_TEXT.fullmatch(cursor):
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"})
     try:
@@ -58,7 +60,7 @@ def decode_cursor(cursor: str, catalog_digest: str, request: SearchRequest, size
     if query != query_fingerprint(request):
         raise LeanIndexError(
             ErrorCode.INVALID_REQUEST,
-            "cursor belongs to a different query; send the same filters as the request that returned it",
+            "cursor belongs to a different query; send the same filters and order as the request that returned it",
             {"field": "after"},
         )
     return pos

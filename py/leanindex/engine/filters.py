@@ -90,6 +90,30 @@ class NameContains(SearchFilter):
         return [MatchReason(filter="name_contains", value=f) for f in self.request.name_fragments()]
 
 
+class Text(SearchFilter):
+    """`text`: every word of the text (as `catalog.text.Words` reads it) is a word of the
+    declaration's name, docstring or type (the text index's postings). Raises
+    `invalid_request` for a text with no indexable word (only stop words or symbols)."""
+
+    field = "text"
+
+    def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
+        super().__init__(catalog, request)
+        self.words = catalog.text.query_words(request.text or "")
+        if not self.words:
+            raise LeanIndexError(
+                ErrorCode.INVALID_REQUEST,
+                "text has no word to search for (only stop words or symbols)",
+                {"field": "text", "value": request.text},
+            )
+
+    def positions(self) -> list[np.ndarray]:
+        return [self.catalog.text.postings(w) for w in self.words]
+
+    def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
+        return [MatchReason(filter="text", value=w) for w in self.words]
+
+
 def resolve_constant(catalog: LoadedCatalog, name: str, field: str, where: str = "type") -> tuple[str | None, list[str]]:
     """`name` as a constant some declaration's type (`where="type"`) or value (`"value"`)
     mentions: as given, in Lean's canonical printing, or, when exactly one such constant ends
@@ -343,5 +367,5 @@ class Flags(SearchFilter):
 
 #: Every filter, in the order they apply and their reasons are listed.
 FILTERS: tuple[type[SearchFilter], ...] = (
-    NameContains, TypeConstants, InstancesOf, UsesConstants, NamespacePrefixes, Kinds, ModulePrefixes, Flags,
+    NameContains, Text, TypeConstants, InstancesOf, UsesConstants, NamespacePrefixes, Kinds, ModulePrefixes, Flags,
 )

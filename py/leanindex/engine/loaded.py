@@ -15,6 +15,7 @@ from rapidfuzz import fuzz, process
 from ..catalog.index import SearchIndex
 from ..catalog.layout import CatalogPaths, connect_duckdb
 from ..catalog.manifest import Manifest, environment_identity
+from ..catalog.text import TextIndex
 from ..catalog.verify import verify_catalog
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
@@ -59,7 +60,7 @@ def format_components(name: str) -> tuple[str | int, ...]:
 class LoadedCatalog:
     """A catalog that passed `verify_catalog`, opened for serving.
 
-    `constant_ids` maps each constant that occurs in some type to its posting-list id;
+    `text` is the BM25 text index. `constant_ids` maps each constant that occurs in some type to its posting-list id;
     `modules` lists module names by id. The database is opened read-only; each call uses its
     own cursor, so a `LoadedCatalog` may be shared between threads. `leases` counts the calls
     using it: `close()` retires it, and the database closes when the last of them has finished.
@@ -68,6 +69,7 @@ class LoadedCatalog:
     paths: CatalogPaths
     manifest: Manifest
     index: SearchIndex
+    text: TextIndex
     database: duckdb.DuckDBPyConnection
     constant_ids: dict[str, int]
     constant_names: list[str]
@@ -92,6 +94,7 @@ class LoadedCatalog:
         stamps = catalog_stamps(paths, list(manifest.catalog.files))
         try:
             index = SearchIndex.load(paths.catalog_dir)
+            text = TextIndex(paths.catalog_dir)
             database = connect_duckdb(paths.database, read_only=True)
         except (OSError, ValueError, duckdb.Error) as error:
             raise LeanIndexError(
@@ -106,6 +109,7 @@ class LoadedCatalog:
             paths=paths,
             manifest=manifest,
             index=index,
+            text=text,
             database=database,
             constant_ids={name: i for i, name in enumerate(constant_names)},
             constant_names=constant_names,

@@ -3,8 +3,9 @@
 A search turns each selective filter (`engine.filters`) into the sorted positions it admits
 (suffix-array look-up for `name_contains`, posting lists for type constants, a key range for
 namespaces), intersects them, applies the per-row filters (kinds, modules), splits visible from
-hidden rows, and pages through the visible ones in `pos` order, which is `Name.lt` order.
-Counts are exact: every match is found before the page is cut.
+hidden rows, and pages through the visible ones in `pos` order, which is `Name.lt` order, or
+in relevance order (`engine.relevance`; with `text`, by BM25 score first) when the request
+asks for it or gives `text`. Counts are exact: every match is found before the page is cut.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     Assurance,
     Completeness,
+    MatchReason,
     SearchRequest,
     SearchResponse,
     SearchResult,
@@ -26,11 +28,11 @@ from ..models import (
 from ..names import printed_namespace
 from ..records import Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
-from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, TypeConstants, UsesConstants
-
-CONSTANT_FILTERS = (TypeConstants, InstancesOf, UsesConstants)
+from . import relevance
+from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, Text, TypeConstants, UsesConstants
 from .loaded import LoadedCatalog
 
+CONSTANT_FILTERS = (TypeConstants, InstancesOf, UsesConstants)
 
 
 def _intersect(lists: list[np.ndarray], size: int) -> np.ndarray:
@@ -66,9 +68,12 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
             {"fields": [f.field for f in FILTERS]},
         )
     index = catalog.index
+    ranked = request.ranked()
+    text = next((f for f in filters if isinstance(f, Text)), None)
     after = -1
     if request.after is not None:
-        after = decode_cursor(request.after, catalog.manifest.catalog.declarations_parquet_sha256, request, index.size)
+        bound = relevance.key_bound(index) if ranked and text is None else index.size
+        after = decode_cursor(request.after, catalog.manifest.catalog.declarations_parquet_sha256, request, bound)
     selective = [positions for f in filters for positions in f.positions()]
     if selective:
         matches = _intersect(selective, index.size)
@@ -85,12 +90,33 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
 
     hidden = np.asarray(index.hidden[matches], dtype=bool) if len(matches) else np.empty(0, dtype=bool)
     visible = matches[~hidden]
-    remaining = visible[np.searchsorted(visible, after, side="right") :]
-    page = remaining[: request.result_limit]
-    more = len(remaining) > request.result_limit
+    scores = None
+    if ranked and text is not None:
+        keys = relevance.sort_keys(index, request, visible)
+        all_scores = catalog.text.scores(text.words, visible)
+        chosen, remaining = relevance.scored_page(keys, all_scores, after, request.result_limit)
+        page, scores = visible[chosen], all_scores[chosen]
+        # In text order a cursor holds how far into the scored order the last result lies.
+        page_keys = np.arange(after + 1, after + 1 + len(page))
+        keys = keys[chosen]
+    elif ranked:
+        page, page_keys, remaining = relevance.page(index, relevance.sort_keys(index, request, visible), after, request.result_limit)
+        keys = page_keys
+    else:
+        # In name order a position is its own sort key.
+        following = visible[np.searchsorted(visible, after, side="right") :]
+        page, remaining = following[: request.result_limit], len(following)
+        page_keys = page
+    more = remaining > request.result_limit
 
     rows = _rows(catalog, page)
-    results = [_result(rows[int(p)], filters) for p in page]
+    results = [
+        _result(
+            rows[int(p)], filters,
+            relevance.reasons(index, request, int(p), int(keys[i]), None if scores is None else float(scores[i])) if ranked else [],
+        )
+        for i, p in enumerate(page)
+    ]
     digest = catalog.manifest.catalog.declarations_parquet_sha256
     return SearchResponse(
         **catalog.identity().model_dump(),
@@ -98,7 +124,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         stop_reason=StopReason.RESULT_LIMIT if more else StopReason.EXHAUSTED,
         completeness=Completeness.PARTIAL if more else Completeness.COMPLETE,
         assurance=Assurance.COMPUTED,
-        next_cursor=encode_cursor(digest, request, int(page[-1])) if more else None,
+        next_cursor=encode_cursor(digest, request, int(page_keys[-1])) if more else None,
         total_matches=int(len(visible)),
         hidden_matches=int(len(matches) - len(visible)),
         unknown_constants=[u for f in filters if isinstance(f, CONSTANT_FILTERS) for u in f.unknown],
@@ -124,7 +150,10 @@ def _rows(catalog: LoadedCatalog, positions: np.ndarray) -> dict[int, dict[str, 
         return {}
     cur = catalog.cursor()
     try:
-        cur.execute("SELECT pos, record FROM declarations WHERE pos = ANY($1::BIGINT[])", [positions.tolist()])
+        # A literal IN list of integers (built from int64 positions, so nothing to escape): DuckDB
+        # looks each up through the pos index, where `= ANY($1)` scans the row groups, which
+        # costs most when the positions are scattered (relevance order).
+        cur.execute(f"SELECT pos, record FROM declarations WHERE pos IN ({','.join(str(int(p)) for p in positions)})")
         return {pos: {**decoded_row(record), "pos": pos} for pos, record in cur.fetchall()}
     finally:
         cur.close()
@@ -143,7 +172,7 @@ def source_range(row: dict[str, Any]) -> SourceRange | None:
     return SourceRange.model_validate(row["range"]) if row["range"] is not None else None
 
 
-def _result(row: dict[str, Any], filters: list[SearchFilter]) -> SearchResult:
+def _result(row: dict[str, Any], filters: list[SearchFilter], ranking: list[MatchReason]) -> SearchResult:
     return SearchResult(
         name=row["name"],
         kind=Kind(row["kind"]),
@@ -151,5 +180,5 @@ def _result(row: dict[str, Any], filters: list[SearchFilter]) -> SearchResult:
         namespace=row["namespace"],
         module=row["module"],
         range=source_range(row),
-        match_reasons=[reason for f in filters for reason in f.reasons(row)],
+        match_reasons=[reason for f in filters for reason in f.reasons(row)] + ranking,
     )

@@ -102,11 +102,10 @@ TOOL_NAMINGS: tuple[str, ...] = get_args(ToolNaming)
 
 
 SEARCH_DESCRIPTION = """\
-Bounded search of a Lean 4 environment's declarations (`environment`: see lean.environments).
-Any filters, all must hold: name_contains (substrings), type_pattern.constants/.conclusion
-(constants of the type/its conclusion; partly qualified names resolve), instances_of (a class),
-uses_constants, namespace_prefixes, kinds, module_prefixes, flags. total_matches is exact;
-RESULT_LIMIT: pass next_cursor as `after`."""
+Bounded search of a Lean 4 environment's declarations (environment: see lean.environments).
+Filters, all must hold: name_contains, text (words of name/doc/type), type_pattern, instances_of,
+uses_constants, namespace_prefixes, kinds, module_prefixes, flags. order=relevance (default
+with text): best first, see match_reasons. total_matches is exact; pass next_cursor as after."""
 
 INSPECT_DESCRIPTION = """\
 Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full

@@ -1,0 +1,93 @@
+"""The static part of relevance order, computed once at catalog build time.
+
+Relevance order (`engine.relevance`) ranks matches by how the name matched, then by this static
+rank: shorter printed names first (UTF-8 bytes), then fewer binders (`binder_count`), then more
+uses by other declarations (how many declarations' value constants mention the declaration when
+the catalog records value constants for every record, how many declarations' type constants do
+otherwise), then `Name.lt` (the position). Three arrays join the index (`catalog.index`):
+`binders.npy` (uint16), `uses.npy` (int32) and `static_rank.npy` (int32: each position's place
+in that order, 0 first).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow.parquet as pq
+
+from .layout import DECLARATIONS_FILE
+
+# What the binder scan reads: brackets, arrows, `∀`/`Π`, commas, colons and the words between.
+_BINDER_TOKENS = re.compile(r"[({\[⦃⟨]|[)}\]⦄⟩]|→|∀|Π|,|:(?!=)|[^\s(){}\[\]⦃⦄⟨⟩,:→∀Π]+")
+_OPENERS = "({[⦃⟨"
+_CLOSERS = ")}]⦄⟩"
+
+
+def binder_count(signature: str) -> int:
+    """How many binders a printed type or doc-gen4 signature has at its top level: each name of
+    a bracket group outside other brackets (`(a b : α)` counts 2, `{α}` 1, an instance
+    `[Group G]` 1), each name a `∀`/`Π` binds before its colon or comma, and each `→` outside
+    brackets. A heuristic on the printed text (Lean's `forallTelescope` is not available to
+    Python), the same for every declaration, so it orders them alike."""
+    depth = count = group_words = 0
+    group_colon = in_forall = forall_colon = False
+    for match in _BINDER_TOKENS.finditer(signature):
+        token = match.group()
+        if token in _OPENERS:
+            if depth == 0:
+                group_words, group_colon = 0, False
+            depth += 1
+        elif token in _CLOSERS:
+            depth = max(depth - 1, 0)
+            if depth == 0:
+                count += group_words if group_colon and group_words else 1
+        elif depth > 0:
+            if depth == 1 and not group_colon:
+                if token == ":":
+                    group_colon = True
+                elif token not in ",→∀Π":
+                    group_words += 1
+        elif token in ("∀", "Π"):
+            in_forall, forall_colon = True, False
+        elif in_forall:
+            if token == ",":
+                in_forall = False
+            elif token == ":":
+                forall_colon = True
+            elif not forall_colon and token != "→":
+                count += 1
+        elif token == "→":
+            count += 1
+    return count
+
+
+def write_ranking(con: duckdb.DuckDBPyConnection, catalog_dir: Path, name_lengths: np.ndarray) -> dict[str, np.ndarray]:
+    """The arrays `binders`, `uses` and `static_rank` of the catalog in `catalog_dir` (its
+    `declarations.parquet` and the serving tables of `con`), `name_lengths` being each
+    position's printed name length in UTF-8 bytes. Reads the types one row group at a time."""
+    size = len(name_lengths)
+    binders = np.zeros(size, dtype=np.uint16)
+    parquet = pq.ParquetFile(catalog_dir / DECLARATIONS_FILE)
+    at = 0
+    for batch in parquet.iter_batches(columns=["type"], batch_size=65_536):
+        counts = [binder_count(t) for t in batch.column(0).to_pylist()]
+        binders[at : at + len(counts)] = np.minimum(counts, np.iinfo(np.uint16).max)
+        at += len(counts)
+    values_recorded = con.execute("SELECT coalesce(bool_and(has_values), false) FROM recorded").fetchone()[0]
+    table = "value_postings" if values_recorded else "type_postings"
+    # Each declaration that is also a constant of some type or value, with the number of
+    # declarations whose value (or type) mentions it.
+    used = con.execute(
+        f"""SELECT d.pos, count(p.pos) AS uses FROM declarations d JOIN constants c ON c.name = d.name
+            LEFT JOIN {table} p ON p.constant_id = c.id GROUP BY d.pos"""
+    ).fetchnumpy()
+    uses = np.zeros(size, dtype=np.int32)
+    uses[np.asarray(used["pos"], dtype=np.int64)] = np.asarray(used["uses"], dtype=np.int32)
+    # lexsort: the last key is the primary one.
+    order = np.lexsort((np.arange(size), -uses.astype(np.int64), binders, name_lengths))
+    static_rank = np.empty(size, dtype=np.int32)
+    static_rank[order] = np.arange(size, dtype=np.int32)
+    return {"binders": binders, "uses": uses, "static_rank": static_rank}

@@ -1,0 +1,121 @@
+"""Relevance order: a documented rule over the complete match set, never a black box.
+
+Matches are ranked by, in turn:
+
+0. with `text`, the BM25 score of its words (`catalog.text`), highest first;
+1. how the name matched `name_contains` (searches without it skip this step), best hit over
+   the fragments: `exact_name` (a fragment is the whole printed name), `last_component` (a
+   fragment is the last component), `component_boundary` (a fragment starts a component or a
+   `_`-separated word: `comm` in `Nat.add_comm`), `inside` (anywhere else);
+2. the static rank of `catalog.ranking`: shorter printed names (UTF-8 bytes), fewer binders,
+   more uses by other declarations, then `Name.lt`, so ties always break by `Name.lt`.
+
+Each match's sort key is one integer, `hit * size + static_rank` (`size` declarations), unique
+per declaration: a cursor holds the key of the last result and the next page is the matches
+with larger keys, so cursors visit every match exactly once (in text order, where scores are
+floats, the cursor holds the place of the last result in the complete sorted order instead). `reasons` lists the criteria of a
+result as `relevance` match reasons.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..catalog.index import SearchIndex
+from ..models import MatchReason, SearchRequest
+
+#: The name hits, best first; the index of each is its place in the sort key.
+NAME_HITS: tuple[str, ...] = ("exact_name", "last_component", "component_boundary", "inside")
+_NUL, _DOT, _UNDERSCORE = 0, ord("."), ord("_")
+
+
+def key_bound(index: SearchIndex) -> int:
+    """One more than the largest sort key in a catalog (a cursor's key must lie below it)."""
+    return len(NAME_HITS) * index.size
+
+
+def name_hits(index: SearchIndex, request: SearchRequest, positions: np.ndarray) -> np.ndarray:
+    """The `NAME_HITS` index of each of `positions` (all of which contain every fragment of
+    `request.name_contains`); all 0 when the request has no name fragment. Vectorised over the
+    fragments' occurrences: the byte before an occurrence says whether it starts the name, a
+    component or a word, the byte after whether it ends the name."""
+    fragments = request.name_fragments()
+    if not fragments or not len(positions):
+        return np.zeros(len(positions), dtype=np.int64)
+    text = index.names if request.case_sensitive else index.names_folded
+    owners, levels = [], []
+    for fragment in fragments:
+        offsets = index.occurrences(fragment, request.case_sensitive)
+        before = text[offsets - 1]
+        after = text[offsets + len(fragment.encode())]
+        starts_component = (before == _DOT) | (before == _NUL)
+        level = np.full(len(offsets), len(NAME_HITS) - 1, dtype=np.int8)
+        level[starts_component | (before == _UNDERSCORE)] = 2
+        level[(after == _NUL) & starts_component] = 1
+        level[(after == _NUL) & (before == _NUL)] = 0
+        owners.append(index.name_owner[offsets])
+        levels.append(level)
+    owner, level = np.concatenate(owners), np.concatenate(levels)
+    # The best (lowest) level per declaration: write the levels from the worst to the best, so
+    # a later write always improves on an earlier one.
+    best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
+    for value in range(len(NAME_HITS) - 2, -1, -1):
+        best[owner[level == value]] = value
+    return best[positions].astype(np.int64)
+
+
+def sort_keys(index: SearchIndex, request: SearchRequest, positions: np.ndarray) -> np.ndarray:
+    """The relevance sort key (int64) of each of `positions` (see the module docstring)."""
+    return name_hits(index, request, positions) * index.size + np.asarray(index.static_rank[positions], dtype=np.int64)
+
+
+def page(index: SearchIndex, keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The next page of matches whose sort keys are `keys`: (their positions, their keys), the
+    `limit` smallest keys above `after_key` in key order, and how many keys lie above
+    `after_key` in all. Never a full sort: a partial selection for a few keys, and for many a
+    bitmap of the keys (unique, below `key_bound`) read chunk by chunk from `after_key` on."""
+    candidates = keys[keys > after_key] if after_key >= 0 else keys
+    if len(candidates) <= _SELECT_AT_MOST:
+        top = np.argpartition(candidates, limit - 1)[:limit] if len(candidates) > limit else np.arange(len(candidates))
+        page_keys = np.sort(candidates[top])
+    else:
+        bound = int(candidates.max()) + 1
+        present = np.zeros(bound, dtype=bool)
+        present[candidates] = True
+        found: list[np.ndarray] = []
+        start, chunk, count = after_key + 1, 4096, 0
+        while start < bound and count < limit:
+            hits = np.flatnonzero(present[start : start + chunk]) + start
+            found.append(hits)
+            count += len(hits)
+            start, chunk = start + chunk, chunk * 4
+        page_keys = np.concatenate(found)[:limit]
+    return index.static_order()[page_keys % index.size], page_keys, len(candidates)
+
+
+#: Up to this many keys a page is a partial selection (argpartition); beyond, a bitmap is cheaper.
+_SELECT_AT_MOST = 32_768
+
+
+def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) -> tuple[np.ndarray, int]:
+    """Text order: the indices into `keys` of the next page when the matches are sorted by
+    `scores` (descending) and then by `keys`, the previous page having ended at place `after` of
+    that order (-1 before the first page), and how many matches lie beyond `after`. Every
+    match is sorted: the order is the same on every call, so a place is a stable cursor."""
+    order = np.lexsort((keys, -scores.astype(np.float64)))
+    return order[after + 1 : after + 1 + limit], len(order) - (after + 1)
+
+
+def reasons(index: SearchIndex, request: SearchRequest, pos: int, key: int, score: float | None = None) -> list[MatchReason]:
+    """The relevance criteria of the result at `pos` with sort key `key` (and BM25 `score` in
+    text order), in rule order."""
+    found = [] if score is None else [MatchReason(filter="relevance", value=f"bm25={score:.4f}")]
+    if request.name_fragments():
+        found.append(MatchReason(filter="relevance", value=f"name_hit={NAME_HITS[key // index.size]}"))
+    name_bytes = int(index.name_starts[pos + 1] - index.name_starts[pos] - 1)
+    found += [
+        MatchReason(filter="relevance", value=f"name_bytes={name_bytes}"),
+        MatchReason(filter="relevance", value=f"binders={int(index.binders[pos])}"),
+        MatchReason(filter="relevance", value=f"uses={int(index.uses[pos])}"),
+    ]
+    return found
