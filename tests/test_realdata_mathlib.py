@@ -3,7 +3,7 @@ dependencies (`../shared/realdata/docgen-mathlib-0cc1f97.tar.xz`, 7,927 modules,
 declarations), checked against facts a Lean user knows and counts taken from the archive
 independently of the importer.
 
-The whole archive is imported once per session in a temporary folder (about 65 s here, the
+The whole archive is imported once per session in a temporary folder (about 90 s here, the
 longest single step of these tests).
 """
 
