@@ -34,7 +34,7 @@ TRANSCRIPTS = transcripts_dir()
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'leanindex[ray]')")
 
 from leanindex.checker.cluster import RayChecker, RaySettings, _Actor  # noqa: E402
-from leanindex.errors import LeanIndexError  # noqa: E402
+from leanindex.errors import ErrorCode, LeanIndexError  # noqa: E402
 
 
 def _ray_processes(before: set[int]) -> list[psutil.Process]:
@@ -282,3 +282,26 @@ def test_mcp_on_ray_keeps_stdout_for_frames_and_suggests_close_names(ray_address
             assert unknown.response.diagnostics[0].suggestions == ["Nat.byrfl"]
 
     anyio.run(main)
+
+
+def test_an_actor_the_cluster_cannot_place_is_reported_then_refused(ray_address: str, tmp_path: Path, monkeypatch, caplog) -> None:
+    """64 CPUs asked of a 2-CPU cluster: warnings while it waits, then `backend_error` at the
+    start timeout, and no actor left behind."""
+    from leanindex.checker import cluster
+
+    monkeypatch.setattr(cluster, "STILL_STARTING_S", 0.5)
+    config, _ = instant(tmp_path)
+
+    async def go() -> LeanIndexError:
+        front = RayChecker(config, settings(address=ray_address, actors=1, actor_cpus=64, start_timeout_s=2))
+        try:
+            with pytest.raises(LeanIndexError) as refused:
+                await front.start()
+            return refused.value
+        finally:
+            await front.close()
+
+    with caplog.at_level("WARNING", logger="leanindex"):
+        error = asyncio.run(go())
+    assert error.code is ErrorCode.BACKEND_ERROR and "did not start" in error.message
+    assert any("has not started after" in r.getMessage() for r in caplog.records)

@@ -85,6 +85,10 @@ class RaySettings(Frozen):
     start_timeout_s: Annotated[float, Field(gt=0)] = 900.0
 
 
+#: Seconds between warnings about an actor that has not started yet.
+STILL_STARTING_S = 30.0
+
+
 def import_ray() -> Any:
     """The `ray` module; `invalid_request` saying how to install it when it is missing."""
     try:
@@ -261,7 +265,7 @@ class RayChecker(BatchChecking):
     async def _start_actor(self, actor: _Actor) -> _Actor:
         ray = import_ray()
         try:
-            stats = await asyncio.wait_for(actor.handle.start.remote(), self.settings.start_timeout_s)
+            stats = await self._started(actor)
         except (asyncio.TimeoutError, ray.exceptions.RayError) as error:
             actor.alive = False
             if actor in self.actors:
@@ -276,6 +280,28 @@ class RayChecker(BatchChecking):
         actor.ready = True
         self._notify()
         return actor
+
+    async def _started(self, actor: _Actor) -> dict[str, Any]:
+        """The actor's start answer, within `start_timeout_s`; a warning every
+        `STILL_STARTING_S` while it waits, since an actor the cluster cannot place (more CPUs or
+        memory asked than a node has) waits without any other sign. Raises
+        `asyncio.TimeoutError` past the timeout, `RayError` when the actor fails."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.start_timeout_s
+        answer = asyncio.ensure_future(actor.handle.start.remote())
+        while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                answer.cancel()
+                raise asyncio.TimeoutError()
+            done, _pending = await asyncio.wait({answer}, timeout=min(STILL_STARTING_S, left))
+            if done:
+                return answer.result()
+            log.warning(
+                "checker actor %d has not started after %.0f s: is there a node with the CPUs and memory it asks for "
+                "(--ray-actor-cpus, --ray-actor-memory-mb)? `ray status` shows pending demands",
+                actor.number, self.settings.start_timeout_s - (deadline - loop.time()),
+            )
 
     def _notify(self) -> None:
         if self._changed is not None:
