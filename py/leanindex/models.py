@@ -216,7 +216,9 @@ class SearchRequest(Frozen):
     instances_of: DeclarationName | None = Field(default=None, description="Instances whose conclusion's head is this class.")
     uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
     text: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
-        default=None, description="Words; all must occur in the name, docstring or type (BM25-ranked)."
+        default=None,
+        description="Words; all must occur in the name, docstring or type (BM25-ranked). A text with no word "
+        "left once stop words and symbols are dropped is refused (invalid_request, details.field: text).",
     )
     order: SearchOrder | None = Field(
         default=None,
