@@ -137,9 +137,11 @@ class BatchChecking:
     `RayChecker`."""
 
     async def start(self) -> None:
+        """Start the backend (REPLs, or actors); raises its first failure as `LeanIndexError`."""
         raise NotImplementedError
 
     async def close(self) -> None:
+        """Stop the backend; checks still waiting get `backend_error`."""
         raise NotImplementedError
 
     async def answer(self, item: BatchItem) -> BatchResult:

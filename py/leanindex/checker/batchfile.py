@@ -139,6 +139,7 @@ class ResultLog:
         self.errors += result.error is not None
 
     def close(self) -> None:
+        """Close the file, which releases its lock."""
         self._handle.close()
 
     def __enter__(self) -> ResultLog:

@@ -171,6 +171,7 @@ class _Actor:
     warm: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
     def remember(self, key: str) -> None:
+        """Mark `key` (profile and header) as warm here, the most recent of `WARM_KEYS` kept."""
         self.warm[key] = None
         self.warm.move_to_end(key)
         while len(self.warm) > WARM_KEYS:
@@ -216,6 +217,7 @@ class RayChecker(BatchChecking):
 
     @property
     def repls_per_actor(self) -> int:
+        """Warm REPLs each actor runs (every profile's workers)."""
         return sum(c.workers for c in self.configs.values())
 
     def batch_width(self) -> int:

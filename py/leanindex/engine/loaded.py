@@ -60,8 +60,8 @@ def format_components(name: str) -> tuple[str | int, ...]:
 class LoadedCatalog:
     """A catalog that passed `verify_catalog`, opened for serving.
 
-    `text` is the BM25 text index. `constant_ids` maps each constant that occurs in some type to its posting-list id;
-    `modules` lists module names by id. The database is opened read-only; each call uses its
+    `text` is the BM25 text index. `constant_ids` maps each constant that occurs in some type
+    to its posting-list id; `modules` lists module names by id. The database is opened read-only; each call uses its
     own cursor, so a `LoadedCatalog` may be shared between threads. `leases` counts the calls
     using it: `close()` retires it, and the database closes when the last of them has finished.
     """
@@ -174,7 +174,7 @@ class LoadedCatalog:
         (rapidfuzz; the shortest name per last component), for a name fragment that nothing
         contains (`sqrrt` -> `Nat.sqrt`, `Real.sqrt`...)."""
         table = self.name_table()
-        found = process.extract(fragment.rsplit(".", 1)[-1], list(table.by_last), scorer=fuzz.ratio, limit=limit)
+        found = process.extract(fragment.rsplit(".", 1)[-1], table.lasts, scorer=fuzz.ratio, limit=limit)
         return [table.shortest(match) for match, _score, _key in found]
 
     def mentioned(self, constant: str, where: str = "type") -> bool:
