@@ -158,3 +158,22 @@ def test_empty_result(page: object, server: str) -> None:
     assert page.inner_text("#completeness") == "0 of 0 · complete"  # type: ignore[attr-defined]
     assert "No declaration matches every filter." in page.inner_text("main")  # type: ignore[attr-defined]
     shoot(page, "empty")
+
+
+def test_words_find_the_lemma_first_and_say_why(page: object, server: str) -> None:
+    page.goto(server + "/")  # type: ignore[attr-defined]
+    page.fill("input[name=text]", "commutativity addition natural")  # type: ignore[attr-defined]
+    page.click("button[type=submit]")  # type: ignore[attr-defined]
+    names = page.locator("ol.results a.name").all_inner_texts()  # type: ignore[attr-defined]
+    assert "Nat.add_comm" in names[:5], names
+    assert page.locator("ol.results li .why").first.inner_text().startswith("why here: bm25=")  # type: ignore[attr-defined]
+    assert page.input_value("input[name=text]") == "commutativity addition natural"  # type: ignore[attr-defined]
+    shoot(page, "words")
+    # Relevance order on a name fragment: the exact last-component hit comes before longer names.
+    page.fill("input[name=text]", "")  # type: ignore[attr-defined]
+    page.fill("input[name=q]", "add_comm ns:Nat")  # type: ignore[attr-defined]
+    page.click("summary")  # type: ignore[attr-defined]
+    page.select_option("select[name=order]", "relevance")  # type: ignore[attr-defined]
+    page.click("button[type=submit]")  # type: ignore[attr-defined]
+    assert page.locator("ol.results a.name").first.inner_text() == "Nat.add_comm"  # type: ignore[attr-defined]
+    assert "name_hit=last_component" in page.locator("ol.results li .why").first.inner_text()  # type: ignore[attr-defined]

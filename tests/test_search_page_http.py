@@ -41,6 +41,16 @@ def test_the_short_syntax_fills_the_request_fields() -> None:
     assert parse_query(query("add comm"))["name_contains"] == ["add", "comm"]
 
 
+def test_the_words_box_and_the_order_field_fill_text_and_order() -> None:
+    asked = parse_query(query("ns:Nat", words="commutativity addition", order="relevance"))
+    assert (asked["text"], asked["order"], asked["namespace_prefixes"]) == ("commutativity addition", "relevance", ["Nat"])
+    assert "name_contains" not in asked
+    # Words alone are a search; no order field leaves the engine's default (no `order` key).
+    assert "order" not in parse_query(query(words="pushforward measure"))
+    form = read_form({"text": ["  pushforward measure "], "order": [""]}, "CORE")
+    assert (form.words, form.order) == ("pushforward measure", None)
+
+
 def test_read_form_drops_empty_fields_and_defaults_the_environment() -> None:
     form = read_form({"q": [" add "], "c": ["", "Nat"], "kind": [""], "limit": ["50"], "start": ["x"]}, "CORE")
     assert (form.environment, form.text, form.constants, form.kinds, form.limit, form.start) == ("CORE", "add", ["Nat"], [], 50, 0)
@@ -93,6 +103,19 @@ def test_pages_answer_what_the_api_answers(sample_root: Path) -> None:  # noqa: 
         bad = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add kind:lemma"})  # no such kernel kind
         assert bad.status_code == 400 and "invalid_request" in bad.text
         assert "<script" not in page.text.lower()
+        # The words box: the same ranked answer as the API's `text`, each result saying why it is there.
+        worded = httpx.get(f"{url}/", params={"env": "SAMPLE", "text": "commutative addition", "limit": "3"})
+        ranked = engine_search(sample_root, environment="SAMPLE", text="commutative addition", result_limit=3)
+        assert worded.status_code == 200 and ranked.results
+        shown = [name for name in (r.name for r in ranked.results) if f">{name}</a>" in worded.text]
+        assert shown == [r.name for r in ranked.results]
+        positions = [worded.text.index(f">{r.name}</a>") for r in ranked.results]
+        assert positions == sorted(positions)  # in the API's order
+        assert "why here: bm25=" in worded.text
+        named = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add", "order": "name"})
+        assert "why here" not in named.text
+        unknown_order = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add", "order": "newest"})
+        assert unknown_order.status_code == 400 and "invalid_request" in unknown_order.text
     engine.close()
 
 

@@ -19,7 +19,11 @@ type into text and links (`type_segments`), and templates (`templates/*.html`, J
 
 The query box's short syntax (documented on the page): words are ANDed; `c:Name` a constant
 the type must mention (repeatable), `ns:Name` a namespace prefix, `kind:theorem` a kind,
-`mod:Init.Data` a module prefix; one bare word is the name fragment (`add_comm`).
+`mod:Init.Data` a module prefix; one bare word is the name fragment (`add_comm`). The words box
+(`text=`) is the request's `text` (words in names, docstrings and types, BM25-ranked), and the
+order field (`order=name|relevance`) its `order`; left empty, the engine's default holds
+(relevance with words, `Name.lt` without), and in relevance order each result shows the
+`match_reasons` that place it.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import parse_qs, quote, urlencode
 
 import jinja2
@@ -37,7 +41,7 @@ from pydantic import ValidationError
 
 from ..engine import Engine
 from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
-from ..models import InspectRequest, Kind, SearchRequest, SearchResponse
+from ..models import InspectRequest, Kind, SearchOrder, SearchRequest, SearchResponse
 from ..validation import invalid_request
 from .gate import CallGate
 from .tools import INSPECT, SEARCH, ToolSpec
@@ -76,6 +80,8 @@ class Query:
     limit: int
     after: str | None
     start: int
+    words: str = ""
+    order: str | None = None
 
 
 def _ints(value: str | None, default: int) -> int:
@@ -88,7 +94,7 @@ def read_form(params: Mapping[str, list[str]], default_environment: str) -> Quer
     def values(key: str) -> list[str]:
         return [v.strip() for v in params.get(key, []) if v.strip()]
 
-    first = {key: (values(key) or [None])[0] for key in ("env", "q", "limit", "after", "start")}
+    first = {key: (values(key) or [None])[0] for key in ("env", "q", "text", "order", "limit", "after", "start")}
     return Query(
         environment=first["env"] or default_environment,
         text=first["q"] or "",
@@ -99,13 +105,17 @@ def read_form(params: Mapping[str, list[str]], default_environment: str) -> Quer
         limit=_ints(first["limit"], 20),
         after=first["after"],
         start=_ints(first["start"], 0),
+        words=first["text"] or "",
+        order=first["order"],
     )
 
 
 def parse_query(query: Query) -> dict[str, Any] | None:
-    """The `SearchRequest` fields the query asks for, or None when it asks nothing (an empty box
-    and no filter field: the bare form). Bare words are name fragments that must all occur
-    (`name_contains` as a list); whether the filters given are enough is the engine's rule."""
+    """The `SearchRequest` fields the query asks for, or None when it asks nothing (an empty box,
+    no words and no filter field: the bare form). Bare words are name fragments that must all
+    occur (`name_contains` as a list); the words box is `text` and the order field `order`, both
+    passed as given, so an order the API does not know is refused by the request model
+    (`invalid_request`); whether the filters given are enough is the engine's rule."""
     fields: dict[str, list[str]] = {"type_pattern": list(query.constants), "namespace_prefixes": list(query.namespaces),
                                     "kinds": list(query.kinds), "module_prefixes": list(query.modules)}
     bare: list[str] = []
@@ -115,9 +125,13 @@ def parse_query(query: Query) -> dict[str, Any] | None:
             fields[PREFIXES[prefix]].append(value)
         else:
             bare.append(word)
-    if not bare and not any(fields.values()):
+    if not bare and not query.words and not any(fields.values()):
         return None
     request: dict[str, Any] = {"environment": query.environment, "result_limit": query.limit, "after": query.after}
+    if query.words:
+        request["text"] = query.words
+    if query.order:
+        request["order"] = query.order
     if bare:
         request["name_contains"] = bare[0] if len(bare) == 1 else bare
     if fields["type_pattern"]:
@@ -198,6 +212,7 @@ def completeness_line(response: SearchResponse, start: int) -> str:
 
 
 _templates.globals.update(
+    orders=get_args(SearchOrder),
     declaration_url=declaration_url, search_url=search_url, type_segments=type_segments, notation_constants=notation_constants
 )
 
