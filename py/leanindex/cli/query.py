@@ -152,7 +152,7 @@ def search_options(command: F) -> F:
 @json_option
 @handles_errors()
 def search(root: str, as_json: bool, **fields: Any) -> None:
-    """Bounded search of declarations, in Name.lt order, with an honest completeness signal."""
+    """Bounded search of declarations (by name fragment, type constants, words, namespace, kind, module), in Name.lt or relevance order, with an honest completeness signal."""
     response = Engine(root).search(SearchRequest(**_with_type_pattern(fields)))
     emit_json(response) if as_json else render_search(response)
 
