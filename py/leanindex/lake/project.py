@@ -132,10 +132,11 @@ def read_lake_packages(project: Path) -> list[PackageRevision] | None:
 
 def package_trees(project: Path) -> list[PackageTree]:
     """Where each package of `project`'s `lake-manifest.json` has its sources, as Lake's
-    `PackageEntry.materialize` (`Lake/Load/Materialize.lean`, lean4 v4.35) places them: a path
-    package at `project/dir`; a git package checked out at `project/packagesDir/NAME` (the
-    name unescaped; `packagesDir` defaults to `.lake/packages`), below its `subDir` when it
-    names one. Each tree's `blob_base` is its GitHub link at the resolved `rev` (with the
+    `PackageEntry.materialize` (lean4 `src/lake/Lake/Load/Materialize.lean`) places them: a
+    path package at `project/dir`; a git package checked out at `project/packagesDir/NAME`
+    (the name unescaped, `toString (escape := false)`; `packagesDir` defaults to
+    `.lake/packages`), below its `subDir` when it names one. A tree that is not there simply
+    holds no module, so a layout Lake changes gives null links, never wrong ones. Each tree's `blob_base` is its GitHub link at the resolved `rev` (with the
     `subDir`), None for path packages and other hosts (`catalog.links.github_blob_base`).
     Empty without a manifest; raises what `read_lake_packages` raises.
     """
