@@ -110,8 +110,9 @@ with text): best first, see match_reasons. total_matches is exact; pass next_cur
 INSPECT_DESCRIPTION = """\
 Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full
 name (`Nat.add_comm`, `Foo.«bar baz»`): kind, elaborated type, namespace, module, source range,
-docstring, universe parameters, type constants, flags, and the environment identity. A name that
-is not in the catalog is an error `not_found` with close known names."""
+source_url and doc_url, docstring, universe parameters, type constants, flags, and the
+environment identity. A name that is not in the catalog is an error `not_found` with close known
+names."""
 
 ENVIRONMENTS_DESCRIPTION = """\
 The Lean 4 environments this server answers for: each profile id (the `environment` of the
