@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from leanindex.catalog.builder import build_catalog
+from lakefakes import sample_modules
+
+from leanindex.catalog.builder import EnvironmentFacts, build_catalog
+from leanindex.catalog.links import ModuleFiles, PackageTree, github_blob_base
 from leanindex.catalog.stream import iter_lines
 from leanindex.engine import Engine
 from leanindex.models import InspectRequest, SearchRequest, SearchResponse
@@ -27,10 +30,27 @@ from leanindex.sample import sample_stream_path
 HARD_NAMES = ("«term_+_»", "«term_++_»", "Lean.Parser.Tactic.«tactic_<;>_»")
 
 
+#: A revision for the sample's source links (test data: the sample names no lean4 commit).
+SAMPLE_SOURCE_REV = "5a3c0e1d9b7f2a4c6e8d0b1f3a5c7e9d1b3f5a7c"
+
+
+def sample_module_files(folder: Path) -> ModuleFiles:
+    """A source tree holding a `.lean` file for every module of the sample (under `folder`),
+    linked as lean4's `src/` at `SAMPLE_SOURCE_REV`, so that sample results carry source URLs."""
+    for module in sample_modules():
+        path = folder.joinpath(*module.split(".")).with_suffix(".lean")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"-- {module}\n")
+    base = github_blob_base("https://github.com/leanprover/lean4.git", SAMPLE_SOURCE_REV)
+    return ModuleFiles([PackageTree(name="lean4", directory=folder, blob_base=f"{base}src/")])
+
+
 def build_sample(root: Path) -> Path:
-    """Build the embedded sample stream as profile SAMPLE under `root`; return `root`."""
+    """Build the embedded sample stream as profile SAMPLE under `root`, with source links
+    (`sample_module_files`, its tree beside `root`); return `root`."""
+    files = sample_module_files(root.parent / f"{root.name}-sources")
     with open(sample_stream_path(), "rb") as handle:
-        build_catalog(iter_lines(handle), root, "sample")
+        build_catalog(iter_lines(handle), root, "sample", EnvironmentFacts(module_files=files))
     return root
 
 

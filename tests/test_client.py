@@ -58,6 +58,7 @@ def test_search_matches_the_engine_and_gives_a_dataframe(client: leanindex.Clien
     frame = response.to_pandas()
     assert list(frame["name"]) == [r.name for r in response.results]
     assert set(frame["kind"]) == {"theorem"}
+    assert list(frame["source_url"]) == [r.source_url for r in response.results] and all(frame["source_url"])
     assert response.to_arrow().num_rows == 3
 
 
@@ -80,7 +81,9 @@ def test_iter_search_follows_the_cursor_to_the_end(client: leanindex.Client, sam
 
 def test_inspect_hard_names(client: leanindex.Client, sample_root: Path) -> None:
     for name in HARD_NAMES:
-        assert client.inspect("SAMPLE", name) == engine_inspect(sample_root, "SAMPLE", name)
+        answer = client.inspect("SAMPLE", name)
+        assert answer == engine_inspect(sample_root, "SAMPLE", name)
+        assert answer.source_url is not None and answer.source_url.startswith("https://github.com/leanprover/lean4/blob/")
 
 
 @pytest.mark.parametrize(
@@ -163,3 +166,18 @@ def test_get_search_and_the_cli_take_order_and_text(served_url: str, sample_root
     assert got.status_code == 200 and got.json() == expected.model_dump(mode="json")
     ran = CliRunner().invoke(main, ["search", "-e", "SAMPLE", "--text", "list length", "--order", "name", "--limit", "5", "--json", "--root", str(sample_root)])
     assert ran.exit_code == 0 and json.loads(ran.stdout) == expected.model_dump(mode="json")
+
+
+def test_cli_text_answers_show_the_links(sample_root: Path) -> None:
+    from click.testing import CliRunner
+
+    from leanindex.cli import main
+
+    expected = engine_search(sample_root, environment="SAMPLE", name_contains="add_comm")
+    ran = CliRunner().invoke(main, ["search", "-e", "SAMPLE", "-n", "add_comm", "--root", str(sample_root)])
+    assert ran.exit_code == 0, ran.output
+    # One whole line per link (a URL folded into a table cell could not be copied back).
+    assert expected.results and all(f"source {r.name} {r.source_url}\n" in ran.stdout for r in expected.results)
+    inspected = CliRunner().invoke(main, ["inspect", "-e", "SAMPLE", "Nat.add_comm", "--root", str(sample_root)])
+    answer = engine_inspect(sample_root, "SAMPLE", "Nat.add_comm")
+    assert inspected.exit_code == 0 and f"\nsource {answer.source_url}\n" in inspected.stdout

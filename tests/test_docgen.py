@@ -20,10 +20,12 @@ from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.catalog.manifest import read_manifest
 from leanindex.catalog.verify import verify_catalog
+from leanindex.cli import main
 from leanindex.docgen import collect_docgen, docgen_stream, import_docgen
 from leanindex.docgen.convert import convert_module
 from leanindex.docgen.files import DocgenFile
@@ -313,6 +315,39 @@ def test_record_fields() -> None:
     assert (first.range.start.line, first.range.end.line, first.range.start.column, first.range.end.column) == (3, 7, None, None)
     assert first.level_params == []
     assert second.doc is None
+    # Links: the source link as given; the doc link resolved against the default doc site.
+    assert first.source_url == f"https://github.com/leanprover/lean4/blob/{LEAN_COMMIT}/src/Init/M.lean#L3-L7"
+    assert first.doc_url == "https://leanprover-community.github.io/mathlib4_docs/M.html#Nat.«term_≠_».x"
+    assert second.doc_url == "https://leanprover-community.github.io/mathlib4_docs/M.html#Nat.y"
+
+
+@pytest.mark.realdata
+def test_real_declarations_keep_their_source_link_and_resolve_their_doc_link() -> None:
+    folder = realdata_path(CORE_SAMPLE)
+    raw = sample_declarations(folder)
+    # A base without its trailing slash: the slash is added, so pages resolve below it.
+    collection = collect_docgen(folder, doc_base="https://docs.example.org/site")
+    try:
+        records = [json.loads(line) for line in collection.lines]
+    finally:
+        collection.lines.close()
+    assert len(records) == len(raw)
+    for record in records:
+        info = raw[record["name"]]["info"]
+        assert record["source_url"] == info["sourceLink"], record["name"]
+        assert info["docLink"].startswith("./")
+        assert record["doc_url"] == "https://docs.example.org/site/" + info["docLink"][2:], record["name"]
+
+
+@pytest.mark.parametrize(
+    "base", ["ftp://docs.example.org/", "docs.example.org/site/", "https://", "https://docs.example.org/?page=1", "/local/docs/"]
+)
+def test_a_bad_doc_base_is_refused_before_anything_is_read(tmp_path: Path, base: str) -> None:
+    write_module(tmp_path / "in", "A", [declaration("A.x")])
+    with pytest.raises(LeanIndexError) as raised:
+        import_docgen(tmp_path / "in", tmp_path / "root", "t", doc_base=base)
+    assert raised.value.code is ErrorCode.INVALID_REQUEST and raised.value.details["field"] == "doc_base"
+    assert not (tmp_path / "root").exists()
 
 
 # --- malformed files: one fault each ------------------------------------------------------
@@ -324,10 +359,17 @@ def _without_source_link() -> bytes:
     return json.dumps(data).encode()
 
 
+def _without_doc_link() -> bytes:
+    data = json.loads(module_json("T", [declaration("T.a")]))
+    del data["declarations"][0]["info"]["docLink"]
+    return json.dumps(data).encode()
+
+
 MALFORMED = [
     ("bad-json", b'{"name": "T", "imports": [], "declarations": [', "not a doc-gen4 declaration file"),
     ("unknown-kind", module_json("T", [declaration("T.a", kind="macro")]), "unknown kind 'macro'"),
     ("missing-field", _without_source_link(), "declarations[0].info.sourceLink: Field required"),
+    ("missing-doc-link", _without_doc_link(), "declarations[0].info.docLink: Field required"),
     ("wrong-type", module_json("T", [{**declaration("T.a"), "header": 3}]), "declarations[0].header"),
     ("module-mismatch", module_json("Other", [declaration("T.a")]), "describes module 'Other'"),
     ("kind-text-mismatch", module_json("T", [declaration("T.a", "theorem", "def")]), "does not fit kind 'theorem'"),
@@ -540,6 +582,11 @@ def test_cli_import_docgen_json_and_errors(tmp_path: Path) -> None:
         refused = _cli("catalog", "import-docgen", str(tmp_path / "in"), "--profile", "docs3", "--root", str(tmp_path / "root"), "--lean-version", bad, "--json")
         assert refused.returncode == EXIT_STATUS[ErrorCode.INVALID_REQUEST]
         assert json.loads(refused.stdout)["error"]["code"] == "invalid_request"
+    assert not CatalogPaths.of(tmp_path / "root", "docs3").manifest.exists()
+    # In process (a process start costs seconds): the option reaches the check.
+    badly_linked = CliRunner().invoke(main, ["catalog", "import-docgen", str(tmp_path / "in"), "--profile", "docs3", "--root", str(tmp_path / "root"), "--doc-base", "docs.example.org", "--json"])
+    assert badly_linked.exit_code == EXIT_STATUS[ErrorCode.INVALID_REQUEST]
+    assert json.loads(badly_linked.stdout)["error"]["details"]["field"] == "doc_base"
     assert not CatalogPaths.of(tmp_path / "root", "docs3").manifest.exists()
 
     write_module(tmp_path / "bad", "A", [declaration("A.x", kind="macro")])

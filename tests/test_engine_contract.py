@@ -97,7 +97,7 @@ SEARCH_KEYS = IDENTITY_KEYS | {
     "resolved_constants",
     "suggestions",
 }
-RESULT_KEYS = {"name", "kind", "type", "namespace", "module", "range", "match_reasons"}
+RESULT_KEYS = {"name", "kind", "type", "namespace", "module", "range", "source_url", "doc_url", "match_reasons"}
 INSPECT_KEYS = IDENTITY_KEYS | {
     "name",
     "components",
@@ -113,6 +113,8 @@ INSPECT_KEYS = IDENTITY_KEYS | {
     "flags",
     "conclusion_constants",
     "conclusion_head",
+    "source_url",
+    "doc_url",
     "uses",
     "used_by_count",
     "instance_count",
@@ -138,6 +140,9 @@ def test_search_response_shape(engine: Engine, root: Path) -> None:
         "namespace": "Nat",
         "module": "Init.Data.Nat.Basic",
         "range": next(r["range"] for r in SAMPLE_RECORDS if r["name"] == "Nat.add_comm"),
+        # Built from a stream alone: no Lake project, so no source link, and no doc site.
+        "source_url": None,
+        "doc_url": None,
         "match_reasons": [
             {"filter": "name_contains", "value": "add_comm"},
             {"filter": "namespace_prefix", "value": "Nat"},
@@ -166,6 +171,7 @@ def test_inspect_response_shape(engine: Engine) -> None:
         assert body[key] == record[key], key
     assert body["namespace"] == "Nat"
     assert body["value_constants"] is None
+    assert (body["source_url"], body["doc_url"]) == (None, None)
     assert body["flags"] == {flag: record.get(flag, False) for flag in FLAG_KEYS}
     assert body["environment"] == "SAMPLE"
 

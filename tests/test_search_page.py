@@ -114,6 +114,11 @@ def test_search_with_the_short_syntax(page: object, server: str) -> None:
     assert item.locator(".type").inner_text() == "(n m : Nat) : n + m = m + n"
     assert item.locator(".module").inner_text() == "Init.Data.Nat.Basic"
     assert item.locator(".meta a").all_inner_texts() == ["Eq", "HAdd.hAdd"]  # the constants behind = and +
+    # The links are doc-gen4's: the source lines in lean4 and the page on the default doc site.
+    source, docs = item.locator(".links a").all()
+    assert re.fullmatch(r"https://github\.com/leanprover/lean4/blob/[0-9a-f]{40}/src/Init/Data/Nat/Basic\.lean#L\d+-L\d+",
+                        source.get_attribute("href"))
+    assert docs.get_attribute("href") == "https://leanprover-community.github.io/mathlib4_docs/Init/Data/Nat/Basic.html#Nat.add_comm"
     shoot(page, "search")
 
 
@@ -125,6 +130,7 @@ def test_follow_a_constant_link(page: object, server: str) -> None:
     assert page.inner_text("h2") .startswith("List.length")  # type: ignore[attr-defined]
     facts = page.inner_text("dl.facts")  # type: ignore[attr-defined]
     assert "Init.Prelude" in facts and "CORE-DOCGEN · Lean 4.33.0" in facts
+    assert page.locator("dl.facts a.doc-link").get_attribute("href").endswith("/Init/Prelude.html#List.length")  # type: ignore[attr-defined]
     shoot(page, "declaration")
     page.click("text=Declarations whose type mentions List.length")  # type: ignore[attr-defined]
     assert re.search(r" of [\d,]+ · (more|complete)$", page.inner_text("#completeness"))  # type: ignore[attr-defined]

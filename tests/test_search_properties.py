@@ -348,6 +348,9 @@ def expected_result(r: dict[str, Any], reasons: list[dict[str, str]]) -> dict[st
         "namespace": format_name(components[:-1]) if len(components) > 1 else None,
         "module": r["module"],
         "range": r["range"],
+        # The record's links as stored (absent from a record: null).
+        "source_url": r.get("source_url"),
+        "doc_url": r.get("doc_url"),
         "match_reasons": reasons,
     }
 

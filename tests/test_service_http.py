@@ -81,6 +81,9 @@ def test_search_is_the_engine_answer(served: httpx.Client, sample_root: Path, fi
     response = served.post("/v1/declarations/search", json={"environment": "sample", **filters})
     assert response.status_code == 200
     assert SearchResponse.model_validate_json(response.content) == engine_search(sample_root, environment="sample", **filters)
+    # Every result carries its links (the sample is built with source links, no doc pages).
+    assert all(r["source_url"].endswith(".lean#L" + f"{r['range']['start']['line']}-L{r['range']['end']['line']}") and r["doc_url"] is None
+               for r in response.json()["results"])
 
 
 @pytest.mark.parametrize(
@@ -143,6 +146,7 @@ def test_every_sample_name_round_trips_through_the_url(served: httpx.Client, sam
         response = served.get(inspect_url(name))
         assert response.status_code == 200, (name, response.text)
         assert InspectResponse.model_validate_json(response.content) == engine_inspect(sample_root, "SAMPLE", name)
+        assert response.json()["source_url"].startswith("https://github.com/leanprover/lean4/blob/"), name
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -96,7 +96,9 @@ async def exercise(client: Client, root: Path) -> None:
         assert result.structured_content == expected.model_dump(mode="json")
         lines = result.content[0].text.splitlines()
         assert lines[0].startswith(f"RESULT_LIMIT PARTIAL: 2 shown, total_matches {expected.total_matches},")
-        assert lines[1:3] == [f"{r.name} | theorem | {r.type} | {r.module}" for r in expected.results]
+        # Extractor-style catalog: a source link, no doc page.
+        assert all(r.source_url and r.doc_url is None for r in expected.results)
+        assert lines[1:3] == [f"{r.name} | theorem | {r.type} | {r.module} | {r.source_url} | -" for r in expected.results]
         assert lines[-1] == f"next_cursor {expected.next_cursor}"
         # The cursor continues the scan through the tool as well.
         following = await call(client, search, {"environment": "SAMPLE", **filters, "after": expected.next_cursor}, schemas)
@@ -116,6 +118,9 @@ async def exercise(client: Client, root: Path) -> None:
             assert not result.is_error
             assert result.structured_content == engine_inspect(root, "sample", name).model_dump(mode="json")
             assert result.content[0].text.startswith(f"{name} : ")
+            source_url = result.structured_content["source_url"]
+            assert source_url.startswith("https://github.com/leanprover/lean4/blob/")
+            assert f"\nsource {source_url}\n" in result.content[0].text
 
     refusals = [
         ("lean.declaration.search", {"environment": "SAMPLE"}, "invalid_request"),

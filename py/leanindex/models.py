@@ -327,6 +327,13 @@ def search_query_parameters() -> list[dict[str, Any]]:
     return parameters
 
 
+def _record_field(name: str) -> tuple[Any, FieldInfo]:
+    """A record field as a response field: same type, and always present in an answer."""
+    field = copy(DeclarationRecord.model_fields[name])
+    field.default = PydanticUndefined
+    return field.annotation, field
+
+
 class MatchReason(Frozen):
     """Which filter matched what: `filter` is the request field, `value` the matched value."""
 
@@ -349,6 +356,8 @@ class SearchResult(Frozen):
     namespace: str | None = Field(description="The name without its last component; null at the root.")
     module: str | None
     range: SourceRange | None
+    source_url: Annotated[str | None, _record_field("source_url")[1]]
+    doc_url: Annotated[str | None, _record_field("doc_url")[1]]
     match_reasons: list[MatchReason]
 
 
@@ -430,6 +439,8 @@ def _RESULT_SCHEMA() -> Any:
             ("module", pa.string()),
             ("start_line", pa.int32()),
             ("end_line", pa.int32()),
+            ("source_url", pa.string()),
+            ("doc_url", pa.string()),
             ("match_reasons", pa.string()),
         ]
     )
@@ -444,6 +455,8 @@ def _flat_result(r: SearchResult) -> dict[str, Any]:
         "module": r.module,
         "start_line": r.range.start.line if r.range else None,
         "end_line": r.range.end.line if r.range else None,
+        "source_url": r.source_url,
+        "doc_url": r.doc_url,
         "match_reasons": "; ".join(f"{m.filter}={m.value}" for m in r.match_reasons),
     }
 
@@ -453,13 +466,6 @@ class InspectRequest(Frozen):
 
     environment: ProfileId
     declaration_name: DeclarationName
-
-
-def _record_field(name: str) -> tuple[Any, FieldInfo]:
-    """A record field as a response field: same type, and always present in an answer."""
-    field = copy(DeclarationRecord.model_fields[name])
-    field.default = PydanticUndefined
-    return field.annotation, field
 
 
 DeclarationFlags = create_model(

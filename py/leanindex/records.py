@@ -18,7 +18,9 @@ from .base import Frozen
 
 STREAM_FORMAT = "leanindex.declarations/v2"
 """The format writers write; a `v1` stream (before conclusions) still reads, its records without
-`conclusion_constants` and `conclusion_head` (null: not recorded)."""
+`conclusion_constants` and `conclusion_head` (null: not recorded). `source_url` and `doc_url`
+are optional in both (absent reads as null), so they need no new format: the Lean extractor
+never writes them, the catalog build fills `source_url` (`catalog/links.py`)."""
 
 
 class Kind(StrEnum):
@@ -107,7 +109,8 @@ class DeclarationRecord(Frozen):
     catalogs). `conclusion_constants` are the constants of the type's conclusion (what is left
     after its leading `∀`/`→` binders), sorted and unique, and `conclusion_head` the conclusion's
     head constant (null when the head is not a constant); both null when not recorded (a `v1`
-    stream).
+    stream). `source_url` links the declaration's source lines, `doc_url` its documentation page
+    (null when the source does not know them; see docs/links.md).
     """
 
     record: Literal["declaration"]
@@ -131,6 +134,17 @@ class DeclarationRecord(Frozen):
     value_constants: list[StrictStr] | None = None
     conclusion_constants: list[StrictStr] | None = None
     conclusion_head: StrictStr | None = None
+    source_url: StrictStr | None = Field(
+        default=None,
+        description="Where the declaration's source lines are (e.g. https://github.com/OWNER/REPO/blob/COMMIT/"
+        "PATH.lean#L27-L70); null when unknown. doc-gen4: its `sourceLink`; Lean extractor: built from the "
+        "package's repository, revision, module path and range.",
+    )
+    doc_url: StrictStr | None = Field(
+        default=None,
+        description="The declaration's page on a doc-gen4 site (doc-gen4 catalogs: `docLink` resolved against "
+        "the import's doc base); null when unknown (Lean extractor catalogs).",
+    )
 
 
 class FooterRecord(Frozen):

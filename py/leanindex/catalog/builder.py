@@ -38,6 +38,7 @@ from . import columns
 from .cleanup import builds_lock, remove_stale_builds
 from .index import write_index
 from .layout import DATABASE_FILE, DECLARATIONS_FILE, MANIFEST_FILE, CatalogPaths, connect_duckdb
+from .links import ModuleFiles, with_source_urls
 from .manifest import (
     CatalogDigests,
     ExtractorIdentity,
@@ -76,7 +77,9 @@ class EnvironmentFacts:
     `packages` (from `lake-manifest.json`), `toolchain` (the `lean-toolchain` line),
     `modules_digest` (over every loaded `.olean`), `extractor_digest` (sha256 of the extractor
     sources), `platform` (where Lean ran), `source` (`lean`, `doc-gen4` or `stream`), and
-    `imports` when they differ from the header's. Unknown facts stay None (null in the manifest).
+    `imports` when they differ from the header's, and `module_files` (where the project's
+    modules are, so the build fills each record's `source_url`: `catalog/links.py`). Unknown
+    facts stay None (null in the manifest).
     """
 
     source: SourceKind = "stream"
@@ -88,6 +91,7 @@ class EnvironmentFacts:
     imports: list[str] | None = None
     mathlib_commit: str | None = None
     extra_approximate_fields: list[str] = field(default_factory=list)
+    module_files: ModuleFiles | None = None
 
 
 def host_platform() -> str:
@@ -110,12 +114,16 @@ def build_catalog(
     needed) or `io_error` when a write fails; in every failure nothing under `root` changes
     except that build folders left by killed builds are removed first (logged on
     `leanindex.catalog` with the bytes reclaimed). `on_line(n)` is called as lines
-    are read, for progress reporting.
+    are read, for progress reporting. With `facts.module_files`, records without a `source_url`
+    get one (`catalog.links.with_source_urls`) before they are written.
     """
     facts = facts or EnvironmentFacts()
     with staged_build(root, profile) as (paths, build_dir):
         summary = StreamSummary()
-        visible = _write_tables(read_stream(lines, summary, on_line), build_dir)
+        records = read_stream(lines, summary, on_line)
+        if facts.module_files is not None:
+            records = with_source_urls(records, facts.module_files, lambda: summary.header)
+        visible = _write_tables(records, build_dir)
         assert summary.header is not None  # read_stream raises before yielding without one
         _write_database(build_dir)
         index_files = write_index_from(build_dir)

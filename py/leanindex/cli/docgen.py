@@ -10,6 +10,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 
 from ..catalog.layout import CatalogPaths
 from ..docgen import DocgenImport, import_docgen
+from ..docgen.links import DEFAULT_DOC_BASE
 from .catalog import catalog, print_manifest_summary
 from .output import emit_json, handles_errors, json_option, root_option, stderr, stdout
 
@@ -61,20 +62,32 @@ def print_import_summary(result: DocgenImport) -> None:
     default=None,
     help="Lean version of the documented environment, 4.33.0 or v4.33.0 (stored as 4.33.0, the way Lean prints it); doc-gen4 data names only the lean4 commit, so it is 'unknown' otherwise.",
 )
+@click.option(
+    "--doc-base",
+    default=DEFAULT_DOC_BASE,
+    show_default=True,
+    help="The doc-gen4 site each declaration's doc_url points into (doc-gen4's relative docLink resolved against it); "
+    "an absolute http(s) URL. The default serves Lean core and the newest Mathlib, so a link to a declaration "
+    "since removed may not resolve.",
+)
 @root_option
 @json_option
 @handles_errors()
-def import_docgen_command(path: str, profile: str, lean_version: str | None, root: str, as_json: bool) -> None:
+def import_docgen_command(path: str, profile: str, lean_version: str | None, doc_base: str, root: str, as_json: bool) -> None:
     """Import doc-gen4 declaration data (a doc-data folder or a .tar.xz of its
     declaration-data-*.bmp files) as PROFILE's catalog.
 
     Every declaration is converted to the record contract and built through the same
     validation as `catalog build`; the manifest says the source is doc-gen4 and which fields are
-    approximate. Nothing is written unless the whole input is valid.
+    approximate. Each declaration keeps doc-gen4's source link (source_url) and its
+    documentation link resolved against --doc-base (doc_url). Nothing is written unless the
+    whole input is valid.
     """
     paths = CatalogPaths.of(root, profile)
     with import_progress(paths.profile) as (on_read, on_build, on_line):
-        result = import_docgen(path, root, profile, lean_version=lean_version, on_read=on_read, on_build=on_build, on_line=on_line)
+        result = import_docgen(
+            path, root, profile, lean_version=lean_version, doc_base=doc_base, on_read=on_read, on_build=on_build, on_line=on_line
+        )
     if as_json:
         emit_json(result.model_dump(mode="json", by_alias=True))
     else:

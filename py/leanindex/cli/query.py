@@ -48,6 +48,11 @@ def render_search(response: SearchResponse) -> None:
             # Text cells: a signature's `[...]` spans are Lean, not console markup.
             table.add_row(*(Text(cell) for cell in (r.name, r.kind.value, r.type, r.module or "")))
         stdout.print(table)
+        # Links below the table, one whole line each: a URL folded in a cell cannot be copied.
+        for r in response.results:
+            for label, url in (("source", r.source_url), ("docs", r.doc_url)):
+                if url:
+                    stdout.print(f"{label} {r.name} {url}", markup=False, soft_wrap=True)
     if response.next_cursor:
         stdout.print(f"next page: --after {response.next_cursor}")
 
@@ -60,6 +65,9 @@ def render_inspect(response: InspectResponse) -> None:
     stdout.print(f"kind {response.kind.value} · module {response.module or '—'} · {response.environment} {response.lean_version or ''}")
     if response.range:
         stdout.print(f"lines {response.range.start.line}-{response.range.end.line}")
+    for label, url in (("source", response.source_url), ("docs", response.doc_url)):
+        if url:
+            stdout.print(f"{label} {url}", markup=False, soft_wrap=True)
     for line in inspect_details(response):
         stdout.print(line, markup=False)
     if response.doc:

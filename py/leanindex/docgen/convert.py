@@ -36,6 +36,7 @@ from ..names import Components, NameSyntaxError, parse_name
 from ..records import DeclarationRecord, Kind
 from .files import DocgenFile, module_of_file
 from .header import HeaderSyntaxError, RenderedHeader, parse_header
+from .links import DEFAULT_DOC_BASE, doc_url
 
 # The kernel's quotient constants (`Lean.QuotKind`: type, ctor, lift, ind), whose names are
 # fixed by `init_quot`; doc-gen4 documents them as opaque.
@@ -62,20 +63,22 @@ _GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repo>[^/]+/[^/]+)/blob/(?P<
 
 
 class _Format(Frozen):
-    # Unknown keys are doc-gen4's business (e.g. `docLink`, newer additions); the ones read
+    # Unknown keys are doc-gen4's business (newer additions); the ones read
     # here must be present with the right JSON type.
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class DocgenInfo(_Format):
     """`info` of a declaration: printed name, doc-gen4 kind, Markdown docstring ("" for none),
-    start line, and the source link ending in `#L<start>-L<end>`."""
+    start line, the source link ending in `#L<start>-L<end>`, and the documentation link
+    relative to the doc site's root."""
 
     name: StrictStr
     kind: StrictStr
     doc: StrictStr
     line: StrictInt
     sourceLink: StrictStr
+    docLink: StrictStr
 
 
 class DocgenDeclaration(_Format):
@@ -124,7 +127,7 @@ def _where(error: ValidationError) -> str:
     return f"{location or 'file'}: {first['msg']}"
 
 
-def convert_module(file: DocgenFile) -> ConvertedModule:
+def convert_module(file: DocgenFile, base: str = DEFAULT_DOC_BASE) -> ConvertedModule:
     """Read one declaration file and convert every declaration to a `DeclarationRecord`.
 
     Field by field: `kind` and flags as in the module docstring; `type` = the header's
@@ -132,7 +135,9 @@ def convert_module(file: DocgenFile) -> ConvertedModule:
     constants linked from it; `level_params` = [] (doc-gen4 does not list them); `doc` = the
     docstring or None for ""; `range` = the source link's lines, columns None; `module` = the
     file's module; `is_private`/`is_internal`/`is_deprecated` = False (doc-gen4 leaves private
-    and internal declarations out and does not say which are deprecated).
+    and internal declarations out and does not say which are deprecated); `source_url` = the
+    source link as given; `doc_url` = the doc link resolved against `base` (a doc site base as
+    `links.doc_base` returns it).
 
     Raises `LeanIndexError(invalid_stream)` naming the file (and the declaration) for: invalid
     JSON, a missing or mistyped field, a module name that differs from the file name, an
@@ -175,7 +180,7 @@ def convert_module(file: DocgenFile) -> ConvertedModule:
         components for info, components, header in parsed if info.kind == "inductive" and header.kind_text.startswith("unsafe ")
     }
     for info, components, header in parsed:
-        converted.records.append(_record(file, data.name, info, components, header, unsafe_inductives))
+        converted.records.append(_record(file, data.name, info, components, header, unsafe_inductives, base))
         repository = _GITHUB_BLOB.match(info.sourceLink)
         if repository:
             converted.commits.setdefault(repository.group("repo"), set()).add(repository.group("commit"))
@@ -189,6 +194,7 @@ def _record(
     components: Components,
     header: RenderedHeader,
     unsafe_inductives: set[Components],
+    base: str,
 ) -> DeclarationRecord:
     kind, flags, _ = _KINDS[info.kind]
     for constant in header.constants:
@@ -232,4 +238,6 @@ def _record(
         is_structure=flags.get("is_structure", False),
         is_unsafe=unsafe,
         is_deprecated=False,
+        source_url=info.sourceLink,
+        doc_url=doc_url(info.docLink, base),
     )

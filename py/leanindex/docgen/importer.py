@@ -29,8 +29,10 @@ from ..errors import ErrorCode, LeanIndexError
 from ..names import name_sort_key
 from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, LeanInfo, record_fields
 from ..version import __version__
+from . import links
 from .convert import convert_module
 from .files import ProgressCallback, iter_docgen_files
+from .links import DEFAULT_DOC_BASE
 
 EXTRACTOR_NAME = "leanindex-docgen-import"
 LEAN_REPOSITORY = "leanprover/lean4"
@@ -162,24 +164,28 @@ class _Entry:
     index: int
 
 
-def collect_docgen(path: str | Path, on_progress: ProgressCallback | None = None) -> DocgenCollection:
+def collect_docgen(
+    path: str | Path, on_progress: ProgressCallback | None = None, doc_base: str = DEFAULT_DOC_BASE
+) -> DocgenCollection:
     """Read and convert a doc-gen4 output (folder or `.tar.xz`), see the module docstring.
 
     `on_progress(done, total)` reports reading (files of a folder, compressed bytes of an
-    archive). Raises `LeanIndexError`: `invalid_request` for a path that is neither a folder nor
-    a `.tar.xz`; `invalid_stream` for a malformed file (see `convert_module`), two files for one
+    archive); `doc_base` is the doc site the `docLink`s are resolved against (`links.py`).
+    Raises `LeanIndexError`: `invalid_request` for a bad `doc_base` (before anything is read)
+    or a path that is neither a folder nor a `.tar.xz`; `invalid_stream` for a malformed file (see `convert_module`), two files for one
     module, a repository whose source links name two commits, or a name documented in two
     modules that is not the same theorem twice (both files are named).
     """
+    base = links.doc_base(doc_base)
     spilled = SpilledLines()
     try:
-        return _collect(path, on_progress, spilled)
+        return _collect(path, on_progress, spilled, base)
     except BaseException:
         spilled.close()
         raise
 
 
-def _collect(path: str | Path, on_progress: ProgressCallback | None, spilled: SpilledLines) -> DocgenCollection:
+def _collect(path: str | Path, on_progress: ProgressCallback | None, spilled: SpilledLines, base: str) -> DocgenCollection:
     entries: dict[str, _Entry] = {}
     imports_of: dict[str, list[str]] = {}
     file_of: dict[str, str] = {}
@@ -187,7 +193,7 @@ def _collect(path: str | Path, on_progress: ProgressCallback | None, spilled: Sp
     merged: list[MergedDuplicate] = []
     files = declarations = 0
     for file in iter_docgen_files(path, on_progress):
-        converted = convert_module(file)
+        converted = convert_module(file, base)
         if converted.module in imports_of:
             raise LeanIndexError(
                 ErrorCode.INVALID_STREAM,
@@ -296,6 +302,7 @@ def import_docgen(
     root: str | Path,
     profile: str,
     lean_version: str | None = None,
+    doc_base: str = DEFAULT_DOC_BASE,
     on_read: ProgressCallback | None = None,
     on_build: Callable[[int], None] | None = None,
     on_line: Callable[[int], None] | None = None,
@@ -306,12 +313,14 @@ def import_docgen(
     `catalog.builder.build_catalog` with `EnvironmentFacts(source="doc-gen4")` and the mathlib4
     commit of the source links. `on_read` reports reading; `on_build(lines)` is called once
     reading is done with the number of stream lines to build, then `on_line(n)` per line.
-    `lean_version` is stored as `normalize_lean_version` gives it (`v4.33.0` -> `4.33.0`).
+    `lean_version` is stored as `normalize_lean_version` gives it (`v4.33.0` -> `4.33.0`);
+    `doc_base` is the doc site each `doc_url` is resolved against (`links.doc_base`).
     Raises the errors of `collect_docgen` and `build_catalog`, and `invalid_request` for a bad
-    `lean_version` (before anything is read); on any error nothing under `root` changes.
+    `lean_version` or `doc_base` (before anything is read); on any error nothing under `root`
+    changes.
     """
     lean_version = normalize_lean_version(lean_version) if lean_version is not None else None
-    collection = collect_docgen(path, on_read)
+    collection = collect_docgen(path, on_read, doc_base)
     if on_build is not None:
         on_build(len(collection.lines) + 2)  # header and footer
     facts = EnvironmentFacts(source="doc-gen4", mathlib_commit=collection.mathlib_commit)

@@ -180,5 +180,8 @@ def _result(row: dict[str, Any], filters: list[SearchFilter], ranking: list[Matc
         namespace=row["namespace"],
         module=row["module"],
         range=source_range(row),
+        # A catalog built before the links has no such keys: null, as the record's default.
+        source_url=row.get("source_url"),
+        doc_url=row.get("doc_url"),
         match_reasons=[reason for f in filters for reason in f.reasons(row)] + ranking,
     )

@@ -4,7 +4,8 @@
 `lake env` inside the profile's Lake project, and feeds its stdout straight into
 `build_catalog` (no temporary NDJSON file). The manifest gets what the stream cannot say: the
 project's packages (`lake-manifest.json`), its `lean-toolchain` line, the `modules_digest`
-over the loaded modules' `.olean` files, the extractor source digest and the platform.
+over the loaded modules' `.olean` files, the extractor source digest and the platform; and the
+build fills each record's `source_url` from the packages' repositories (`catalog/links.py`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from pathlib import Path
 
 from ..catalog.builder import EnvironmentFacts, build_catalog, host_platform
 from ..catalog.layout import CatalogPaths
+from ..catalog.links import ModuleFiles
 from ..catalog.manifest import Manifest, mathlib_commit_of
 from ..errors import ErrorCode, LeanIndexError
 from .extractor import ExtractorRun
 from .oleans import modules_digest
 from .profiles import pinned_profile, profile_imports
-from .project import read_lake_packages, read_toolchain, require_project
+from .project import package_trees, read_lake_packages, read_toolchain, require_project
 from .tools import (
     LakeEnvironment,
     build_extractor,
@@ -171,6 +173,7 @@ def build_profile(build: ProfileBuild, on_line: Callable[[int], None] | None = N
         extractor_digest=extractor_source_digest(source) if source else None,
         platform=host_platform(),
         mathlib_commit=mathlib_commit_of(packages),
+        module_files=ModuleFiles(package_trees(project)),
     )
     command = [lake, "env", str(executable), *_extractor_flags(build), *imports]
     with ExtractorRun(command, project, build.timeout_s) as run:

@@ -15,13 +15,17 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from ..catalog.links import PackageTree, github_blob_base
 from ..catalog.manifest import PackageRevision
 from ..errors import ErrorCode, LeanIndexError
 
 LAKE_MANIFEST = "lake-manifest.json"
 TOOLCHAIN_FILE = "lean-toolchain"
 LAKEFILES = ("lakefile.lean", "lakefile.toml")
+DEFAULT_PACKAGES_DIR = ".lake/packages"
+"""Lake's `defaultPackagesDir`, where git packages are checked out when the manifest names none."""
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
 
@@ -63,14 +67,9 @@ def _supported_version(version: Any) -> bool:
     return False
 
 
-def read_lake_packages(project: Path) -> list[PackageRevision] | None:
-    """Every package of `project`'s `lake-manifest.json` (direct and inherited), in file order.
-
-    Git packages carry their resolved commit (`rev`) and `url`; path packages have neither.
-    Returns None when the project has no `lake-manifest.json` (Lake writes one once it has
-    resolved dependencies). Raises `LeanIndexError(invalid_request)` for a file that is not a
-    manifest of a supported version.
-    """
+def _manifest_entries(project: Path) -> tuple[Path, dict[str, Any], list[dict[str, Any]]] | None:
+    """`(path, manifest, packages[])` of `project`'s `lake-manifest.json`, each entry checked as
+    `read_lake_packages` says; None without the file. Raises `LeanIndexError(invalid_request)`."""
     path = project / LAKE_MANIFEST
     if not path.is_file():
         return None
@@ -92,18 +91,73 @@ def read_lake_packages(project: Path) -> list[PackageRevision] | None:
     entries = data.get("packages", [])
     if not isinstance(entries, list):
         raise refuse("'packages' is not a list")
-    packages = []
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             raise refuse(f"packages[{index}] has no name")
         kind = entry.get("type")
         if kind == "git":
-            rev, url = entry.get("rev"), entry.get("url")
-            if not isinstance(rev, str) or not isinstance(url, str):
+            if not isinstance(entry.get("rev"), str) or not isinstance(entry.get("url"), str):
                 raise refuse(f"git package {entry['name']!r} lacks 'rev' or 'url'")
-            packages.append(PackageRevision(name=_strip_guillemets(entry["name"]), rev=rev, url=url))
+            if not isinstance(entry.get("subDir"), str | None):
+                raise refuse(f"git package {entry['name']!r} has a 'subDir' that is not a string")
         elif kind == "path":
-            packages.append(PackageRevision(name=_strip_guillemets(entry["name"]), rev=None, url=None))
+            if not isinstance(entry.get("dir"), str):
+                raise refuse(f"path package {entry['name']!r} has no 'dir'")
         else:
             raise refuse(f"package {entry['name']!r} has unknown type {kind!r}")
-    return packages
+    if not isinstance(data.get("packagesDir", DEFAULT_PACKAGES_DIR), str):
+        raise refuse("'packagesDir' is not a string")
+    return path, data, entries
+
+
+def read_lake_packages(project: Path) -> list[PackageRevision] | None:
+    """Every package of `project`'s `lake-manifest.json` (direct and inherited), in file order.
+
+    Git packages carry their resolved commit (`rev`) and `url`; path packages have neither.
+    Returns None when the project has no `lake-manifest.json` (Lake writes one once it has
+    resolved dependencies). Raises `LeanIndexError(invalid_request)` for a file that is not a
+    manifest of a supported version, or whose entries lack what their type needs (`rev` and
+    `url` of a git package, `dir` of a path package).
+    """
+    read = _manifest_entries(project)
+    if read is None:
+        return None
+    return [
+        PackageRevision(name=_strip_guillemets(entry["name"]), rev=entry["rev"], url=entry["url"])
+        if entry["type"] == "git"
+        else PackageRevision(name=_strip_guillemets(entry["name"]), rev=None, url=None)
+        for entry in read[2]
+    ]
+
+
+def package_trees(project: Path) -> list[PackageTree]:
+    """Where each package of `project`'s `lake-manifest.json` has its sources, as Lake's
+    `PackageEntry.materialize` (lean4 `src/lake/Lake/Load/Materialize.lean`) places them: a
+    path package at `project/dir`; a git package checked out at `project/packagesDir/NAME`
+    (the name unescaped, `toString (escape := false)`; `packagesDir` defaults to
+    `.lake/packages`), below its `subDir` when it names one. A tree that is not there simply
+    holds no module, so a layout Lake changes gives null links, never wrong ones. Each tree's `blob_base` is its GitHub link at the resolved `rev` (with the
+    `subDir`), None for path packages and other hosts (`catalog.links.github_blob_base`).
+    Empty without a manifest; raises what `read_lake_packages` raises.
+    """
+    read = _manifest_entries(project)
+    if read is None:
+        return []
+    _, data, entries = read
+    packages_dir = project / data.get("packagesDir", DEFAULT_PACKAGES_DIR)
+    trees = []
+    for entry in entries:
+        name = _strip_guillemets(entry["name"])
+        if entry["type"] == "path":
+            trees.append(PackageTree(name=name, directory=project / entry["dir"], blob_base=None))
+            continue
+        sub_dir = (entry.get("subDir") or "").strip("/")
+        base = github_blob_base(entry["url"], entry["rev"])
+        trees.append(
+            PackageTree(
+                name=name,
+                directory=packages_dir / name / sub_dir if sub_dir else packages_dir / name,
+                blob_base=base + quote(sub_dir) + "/" if base and sub_dir else base,
+            )
+        )
+    return trees

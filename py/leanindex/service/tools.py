@@ -110,8 +110,9 @@ with text): best first, see match_reasons. total_matches is exact; pass next_cur
 INSPECT_DESCRIPTION = """\
 Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full
 name (`Nat.add_comm`, `Foo.«bar baz»`): kind, elaborated type, namespace, module, source range,
-docstring, universe parameters, type constants, flags, and the environment identity. A name that
-is not in the catalog is an error `not_found` with close known names."""
+source_url and doc_url, docstring, universe parameters, type constants, flags, and the
+environment identity. A name that is not in the catalog is an error `not_found` with close known
+names."""
 
 ENVIRONMENTS_DESCRIPTION = """\
 The Lean 4 environments this server answers for: each profile id (the `environment` of the
@@ -142,12 +143,16 @@ def _lean_line(response: Any) -> str:
 
 def render_search(response: SearchResponse) -> str:
     """Stop reason and counts on the first line, then one line per result:
-    `name | kind | type | module`; unknown constants and the next cursor last."""
+    `name | kind | type | module | source_url | doc_url` (`-` for null); unknown constants and
+    the next cursor last."""
     lines = [
         f"{response.stop_reason.value} {response.completeness.value}: {len(response.results)} shown, "
         f"total_matches {response.total_matches}, hidden_matches {response.hidden_matches} ({_lean_line(response)})"
     ]
-    lines.extend(f"{r.name} | {r.kind.value} | {r.type} | {r.module or '-'}" for r in response.results)
+    lines.extend(
+        f"{r.name} | {r.kind.value} | {r.type} | {r.module or '-'} | {r.source_url or '-'} | {r.doc_url or '-'}"
+        for r in response.results
+    )
     lines.extend(f"{r.given} resolved to {r.resolved}" for r in response.resolved_constants)
     if response.suggestions:
         lines.append(f"no visible name contains that; close names: {', '.join(response.suggestions)}")
@@ -162,8 +167,9 @@ def render_search(response: SearchResponse) -> str:
 
 
 def render_inspect(response: InspectResponse) -> str:
-    """`name : type`, then kind, module, lines and environment, then the optional parts (flags
-    that are set, universes, type constants, docstring), one line each."""
+    """`name : type`, then kind, module, lines and environment, the source and doc links (when
+    known), then the optional parts (flags that are set, universes, type constants, docstring),
+    one line each."""
     where = f" | lines {response.range.start.line}-{response.range.end.line}" if response.range else ""
     # doc-gen4 types are signatures (binders, then `: type`), not Pi types.
     signature = "type" in response.approximate_fields
@@ -171,6 +177,7 @@ def render_inspect(response: InspectResponse) -> str:
         f"{response.name} {response.type}" if signature else f"{response.name} : {response.type}",
         f"{response.kind.value} | {response.module or '-'}{where} | {_lean_line(response)}",
     ]
+    lines.extend(f"{label} {url}" for label, url in (("source", response.source_url), ("docs", response.doc_url)) if url)
     lines.extend(inspect_details(response))
     if response.doc:
         lines.append(response.doc)

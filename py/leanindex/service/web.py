@@ -4,10 +4,12 @@ Routes (HTML; no JavaScript anywhere):
 
 - `GET /`: the search form (environment selector, one query box, the filters as fields) and,
   when the query asks something, one page of results: name, kind, the type in a monospace font
-  with its constants linked to their own pages, module, the doc's first line, and the
+  with its constants linked to their own pages, module, its source and doc links (when known),
+  the doc's first line, and the
   completeness line (`21–40 of 94 · complete` / `· more`, with a link to the next page);
 - `GET /d/{name}?env=ID`: one declaration, everything inspect returns, with links onward
-  (its namespace, the declarations whose type mentions it, each constant of its type);
+  (its namespace, the declarations whose type mentions it, each constant of its type, its
+  source and doc links);
 - `POST /token`: a form posting the server's token sets it as a cookie (`TOKEN_COOKIE`,
   HttpOnly, SameSite=Strict) so a browser can send it; the token middleware accepts that
   cookie on these pages only (`PAGE_PATHS`).

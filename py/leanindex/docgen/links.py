@@ -1,0 +1,39 @@
+"""Links of a doc-gen4 catalog: `source_url` is doc-gen4's `sourceLink` as given, `doc_url` its
+`docLink` resolved against the base of the site that serves the documentation.
+
+doc-gen4 writes `docLink` relative to the site's root (`./Init/Classical.html#Exists.choose`,
+`DocGen4/Output/ToJson.lean`), so the site must be named: `--doc-base URL` of
+`leanindex catalog import-docgen`. The default, `DEFAULT_DOC_BASE`, is the site of the
+leanprover-community that documents Lean core and Mathlib together; it serves the newest Mathlib
+only, so the link of a declaration that was since removed or renamed may not resolve.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin, urlsplit
+
+from ..errors import ErrorCode, LeanIndexError
+
+DEFAULT_DOC_BASE = "https://leanprover-community.github.io/mathlib4_docs/"
+
+
+def doc_base(url: str) -> str:
+    """`url` checked as a doc site base: an absolute `http` or `https` URL with a host, without
+    query or fragment; a missing trailing `/` is added (so relative links resolve below it,
+    not beside it). Raises `LeanIndexError(invalid_request)` with `details.field: doc_base`
+    otherwise."""
+    parts = urlsplit(url.strip()) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"doc base {url!r} is not an absolute http(s) URL without query or fragment, e.g. {DEFAULT_DOC_BASE}",
+            {"field": "doc_base", "value": url},
+        )
+    text = parts.geturl()
+    return text if text.endswith("/") else text + "/"
+
+
+def doc_url(doc_link: str, base: str) -> str:
+    """`doc_link` (doc-gen4's `docLink`, relative to the site root) resolved against `base` (a
+    value `doc_base` returned), as RFC 3986 resolves a relative reference."""
+    return urljoin(base, doc_link)
