@@ -34,39 +34,53 @@ def key_bound(index: SearchIndex) -> int:
     return len(NAME_HITS) * index.size
 
 
-def name_hits(index: SearchIndex, request: SearchRequest, positions: np.ndarray) -> np.ndarray:
-    """The `NAME_HITS` index of each of `positions` (all of which contain every fragment of
-    `request.name_contains`); all 0 when the request has no name fragment. Vectorised over the
-    fragments' occurrences: the byte before an occurrence says whether it starts the name, a
-    component or a word, the byte after whether it ends the name."""
+def name_hits(
+    index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[tuple[np.ndarray, np.ndarray]] | None = None
+) -> np.ndarray:
+    """The `NAME_HITS` index (int8) of each of `positions` (sorted, unique, all containing every
+    fragment of `request.name_contains`); all 0 when the request has no name fragment.
+    `occurrences` holds, per fragment in `request.name_fragments()` order, the byte offsets of
+    its occurrences and the position owning each, as the name filter found them
+    (`filters.NameContains.occurrences`); looked up again when not given.
+
+    Vectorised over the occurrences: the byte before one says whether it starts the name, a
+    component or a `_`-word; only those that do can be better than `inside`, so only they are
+    read further (the byte after: does it end the name)."""
     fragments = request.name_fragments()
     if not fragments or not len(positions):
-        return np.zeros(len(positions), dtype=np.int64)
+        return np.zeros(len(positions), dtype=np.int8)
     text = index.names if request.case_sensitive else index.names_folded
-    owners, levels = [], []
-    for fragment in fragments:
-        offsets = index.occurrences(fragment, request.case_sensitive)
-        before = text[offsets - 1]
-        after = text[offsets + len(fragment.encode())]
-        starts_component = (before == _DOT) | (before == _NUL)
-        level = np.full(len(offsets), len(NAME_HITS) - 1, dtype=np.int8)
-        level[starts_component | (before == _UNDERSCORE)] = 2
-        level[(after == _NUL) & starts_component] = 1
-        level[(after == _NUL) & (before == _NUL)] = 0
-        owners.append(index.name_owner[offsets])
-        levels.append(level)
-    owner, level = np.concatenate(owners), np.concatenate(levels)
-    # The best (lowest) level per declaration: write the levels from the worst to the best, so
-    # a later write always improves on an earlier one.
+    if occurrences is None:
+        occurrences = []
+        for fragment in fragments:
+            offsets = index.occurrences(fragment, request.case_sensitive)
+            occurrences.append((offsets, index.name_owner[offsets]))
+    # The best level per declaration, over the whole catalog: a scatter and a gather cost less
+    # than finding each occurrence's owner in `positions` (a binary search each).
     best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
-    for value in range(len(NAME_HITS) - 2, -1, -1):
-        best[owner[level == value]] = value
-    return best[positions].astype(np.int64)
+    for fragment, (offsets, owners) in zip(fragments, occurrences):
+        before = text[offsets - 1]
+        boundary = np.flatnonzero((before == _DOT) | (before == _NUL) | (before == _UNDERSCORE))
+        if not len(boundary):
+            continue
+        before = before[boundary]
+        ends = text[offsets[boundary] + len(fragment.encode())] == _NUL
+        level = np.full(len(boundary), 2, dtype=np.int8)
+        level[ends & (before != _UNDERSCORE)] = 1
+        level[ends & (before == _NUL)] = 0
+        np.minimum.at(best, owners[boundary], level)
+    return best[positions]
 
 
-def sort_keys(index: SearchIndex, request: SearchRequest, positions: np.ndarray) -> np.ndarray:
-    """The relevance sort key (int64) of each of `positions` (see the module docstring)."""
-    return name_hits(index, request, positions) * index.size + np.asarray(index.static_rank[positions], dtype=np.int64)
+def sort_keys(
+    index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[tuple[np.ndarray, np.ndarray]] | None = None
+) -> np.ndarray:
+    """The relevance sort key (int64) of each of `positions` (see the module docstring);
+    `occurrences` as `name_hits` takes them."""
+    keys = np.asarray(index.static_rank[positions], dtype=np.int64)
+    if request.name_fragments():
+        keys += name_hits(index, request, positions, occurrences).astype(np.int64) * index.size
+    return keys
 
 
 def page(index: SearchIndex, keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, np.ndarray, int]:

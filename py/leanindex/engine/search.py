@@ -29,7 +29,7 @@ from ..names import printed_namespace
 from ..records import Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
 from . import relevance
-from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, Text, TypeConstants, UsesConstants
+from .filters import EMPTY, FILTERS, InstancesOf, NameContains, SearchFilter, Text, TypeConstants, UsesConstants
 from .loaded import LoadedCatalog
 
 CONSTANT_FILTERS = (TypeConstants, InstancesOf, UsesConstants)
@@ -91,8 +91,10 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     hidden = np.asarray(index.hidden[matches], dtype=bool) if len(matches) else np.empty(0, dtype=bool)
     visible = matches[~hidden]
     scores = None
+    name = next((f for f in filters if isinstance(f, NameContains)), None)
+    occurrences = name.occurrences if name is not None else None
     if ranked and text is not None:
-        keys = relevance.sort_keys(index, request, visible)
+        keys = relevance.sort_keys(index, request, visible, occurrences)
         all_scores = catalog.text.scores(text.words, visible)
         chosen, remaining = relevance.scored_page(keys, all_scores, after, request.result_limit)
         page, scores = visible[chosen], all_scores[chosen]
@@ -100,7 +102,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         page_keys = np.arange(after + 1, after + 1 + len(page))
         keys = keys[chosen]
     elif ranked:
-        page, page_keys, remaining = relevance.page(index, relevance.sort_keys(index, request, visible), after, request.result_limit)
+        page, page_keys, remaining = relevance.page(index, relevance.sort_keys(index, request, visible, occurrences), after, request.result_limit)
         keys = page_keys
     else:
         # In name order a position is its own sort key.
