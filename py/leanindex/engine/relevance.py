@@ -83,6 +83,56 @@ def sort_keys(
     return keys
 
 
+def ranked_page(
+    index: SearchIndex,
+    request: SearchRequest,
+    positions: np.ndarray,
+    occurrences: list[tuple[np.ndarray, np.ndarray]] | None,
+    after_key: int,
+    limit: int,
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Relevance order without `text`: the next page of `positions` (the visible matches,
+    sorted) after sort key `after_key` (-1 before the first page): (its positions, their sort
+    keys, whether more matches follow). `occurrences` as `name_hits` takes them.
+
+    Without a name fragment a sort key is the static rank, so for many matches (more than
+    `_SELECT_AT_MOST`) the page is found by walking the catalog's static order from `after_key`
+    on (`static_walk`) instead of reading every match's rank; otherwise, and when the walk
+    finds the matches too sparse, every match's key is computed (`sort_keys`, `page`)."""
+    if not request.name_fragments() and len(positions) > _SELECT_AT_MOST:
+        walked = static_walk(index, positions, after_key, limit)
+        if walked is not None:
+            return walked
+    page_positions, page_keys, remaining = page(index, sort_keys(index, request, positions, occurrences), after_key, limit)
+    return page_positions, page_keys, remaining > limit
+
+
+def static_walk(index: SearchIndex, positions: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """The next page of `positions` (sorted, unique) in static rank order after rank
+    `after_key`, as `ranked_page` returns it, by testing the catalog's positions in static order
+    chunk by chunk (each chunk 4 times the last; the first sized to hold about twice `limit + 1`
+    matches if they are spread evenly) for membership (a binary search each); None once more
+    positions were tested than `positions` holds, where reading every match's rank costs less."""
+    order = index.static_order()
+    start = after_key + 1
+    chunk = max(_WALK_CHUNK, 2 * (limit + 1) * index.size // max(len(positions), 1))
+    found: list[np.ndarray] = []
+    count = tested = 0
+    while start < index.size and count <= limit:
+        if tested and tested >= len(positions):
+            return None
+        candidates = order[start : start + chunk]
+        at = np.searchsorted(positions, candidates)
+        at[at == len(positions)] = len(positions) - 1
+        hits = np.flatnonzero(positions[at] == candidates) + start
+        found.append(hits)
+        count += len(hits)
+        tested += len(candidates)
+        start, chunk = start + chunk, chunk * 4
+    ranks = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+    return order[ranks[:limit]], ranks[:limit], len(ranks) > limit
+
+
 def page(index: SearchIndex, keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, np.ndarray, int]:
     """The next page of matches whose sort keys are `keys`: (their positions, their keys), the
     `limit` smallest keys above `after_key` in key order, and how many keys lie above
@@ -107,8 +157,11 @@ def page(index: SearchIndex, keys: np.ndarray, after_key: int, limit: int) -> tu
     return index.static_order()[page_keys % index.size], page_keys, len(candidates)
 
 
-#: Up to this many keys a page is a partial selection (argpartition); beyond, a bitmap is cheaper.
+#: Up to this many keys a page is a partial selection (argpartition); beyond, a bitmap is cheaper,
+#: and without a name fragment a walk over the static order (`ranked_page`).
 _SELECT_AT_MOST = 32_768
+#: The fewest positions the first chunk of a `static_walk` tests.
+_WALK_CHUNK = 1024
 
 
 def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) -> tuple[np.ndarray, int]:

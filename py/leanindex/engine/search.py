@@ -101,15 +101,16 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         # In text order a cursor holds how far into the scored order the last result lies.
         page_keys = np.arange(after + 1, after + 1 + len(page))
         keys = keys[chosen]
+        more = remaining > request.result_limit
     elif ranked:
-        page, page_keys, remaining = relevance.page(index, relevance.sort_keys(index, request, visible, occurrences), after, request.result_limit)
+        page, page_keys, more = relevance.ranked_page(index, request, visible, occurrences, after, request.result_limit)
         keys = page_keys
     else:
         # In name order a position is its own sort key.
         following = visible[np.searchsorted(visible, after, side="right") :]
-        page, remaining = following[: request.result_limit], len(following)
+        page = following[: request.result_limit]
         page_keys = page
-    more = remaining > request.result_limit
+        more = len(following) > request.result_limit
 
     rows = _rows(catalog, page)
     results = [
