@@ -55,10 +55,18 @@ def name_hits(
         for fragment in fragments:
             offsets = index.occurrences(fragment, request.case_sensitive)
             occurrences.append((offsets, index.name_owner[offsets]))
-    # The best level per declaration, over the whole catalog: a scatter and a gather cost less
-    # than finding each occurrence's owner in `positions` (a binary search each).
-    best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
+    # The best level per declaration, over the whole catalog (a scatter and a gather cost less
+    # than finding each occurrence's owner in `positions`, a binary search each): `inside` for
+    # the matches to start with, one past the worst level for every other declaration.
+    best = np.full(index.size, len(NAME_HITS), dtype=np.int8)
+    best[positions] = len(NAME_HITS) - 1
+    # When the other filters kept few of the names, drop the occurrences in the others first:
+    # a look-up in `best` costs less than reading the names around each occurrence.
+    sparse = 4 * len(positions) < sum(len(offsets) for offsets, _ in occurrences)
     for fragment, (offsets, owners) in zip(fragments, occurrences):
+        if sparse:
+            kept = np.flatnonzero(best[owners] < len(NAME_HITS))
+            offsets, owners = offsets[kept], owners[kept]
         before = text[offsets - 1]
         boundary = np.flatnonzero((before == _DOT) | (before == _NUL) | (before == _UNDERSCORE))
         if not len(boundary):
@@ -176,13 +184,10 @@ def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) ->
 def reasons(index: SearchIndex, request: SearchRequest, pos: int, key: int, score: float | None = None) -> list[MatchReason]:
     """The relevance criteria of the result at `pos` with sort key `key` (and BM25 `score` in
     text order), in rule order."""
-    found = [] if score is None else [MatchReason(filter="relevance", value=f"bm25={score:.4f}")]
+    values = [] if score is None else [f"bm25={score:.4f}"]
     if request.name_fragments():
-        found.append(MatchReason(filter="relevance", value=f"name_hit={NAME_HITS[key // index.size]}"))
+        values.append(f"name_hit={NAME_HITS[key // index.size]}")
     name_bytes = int(index.name_starts[pos + 1] - index.name_starts[pos] - 1)
-    found += [
-        MatchReason(filter="relevance", value=f"name_bytes={name_bytes}"),
-        MatchReason(filter="relevance", value=f"binders={int(index.binders[pos])}"),
-        MatchReason(filter="relevance", value=f"uses={int(index.uses[pos])}"),
-    ]
-    return found
+    values += [f"name_bytes={name_bytes}", f"binders={int(index.binders[pos])}", f"uses={int(index.uses[pos])}"]
+    # Built without validation: the filter is the literal `relevance` and each value a str.
+    return [MatchReason.model_construct(filter="relevance", value=value) for value in values]
