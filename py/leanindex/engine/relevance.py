@@ -19,6 +19,8 @@ result as `relevance` match reasons.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..catalog.index import SearchIndex
@@ -181,13 +183,27 @@ def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) ->
     return order[after + 1 : after + 1 + limit], len(order) - (after + 1)
 
 
-def reasons(index: SearchIndex, request: SearchRequest, pos: int, key: int, score: float | None = None) -> list[MatchReason]:
-    """The relevance criteria of the result at `pos` with sort key `key` (and BM25 `score` in
-    text order), in rule order."""
-    values = [] if score is None else [f"bm25={score:.4f}"]
+def reasons(
+    index: SearchIndex, request: SearchRequest, positions: np.ndarray, keys: np.ndarray, scores: np.ndarray | None = None
+) -> list[list[MatchReason]]:
+    """The relevance criteria of each result of a page, in rule order: the results at
+    `positions` with sort keys `keys` (and BM25 `scores` in text order)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    starts = index.name_starts
+    criteria = [
+        [f"name_bytes={n}" for n in (starts[positions + 1] - starts[positions] - 1).tolist()],
+        [f"binders={b}" for b in index.binders[positions].tolist()],
+        [f"uses={u}" for u in index.uses[positions].tolist()],
+    ]
     if request.name_fragments():
-        values.append(f"name_hit={NAME_HITS[key // index.size]}")
-    name_bytes = int(index.name_starts[pos + 1] - index.name_starts[pos] - 1)
-    values += [f"name_bytes={name_bytes}", f"binders={int(index.binders[pos])}", f"uses={int(index.uses[pos])}"]
-    # Built without validation: the filter is the literal `relevance` and each value a str.
-    return [MatchReason.model_construct(filter="relevance", value=value) for value in values]
+        criteria.insert(0, [f"name_hit={NAME_HITS[hit]}" for hit in (np.asarray(keys, dtype=np.int64) // index.size).tolist()])
+    if scores is not None:
+        criteria.insert(0, [f"bm25={score:.4f}" for score in np.asarray(scores, dtype=np.float64).tolist()])
+    return [[_reason(value) for value in values] for values in zip(*criteria)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _reason(value: str) -> MatchReason:
+    """The `relevance` match reason with `value`; reasons are frozen, so one serves every
+    result that shares it (most values recur: `binders=2`, `name_hit=inside`)."""
+    return MatchReason(filter="relevance", value=value)

@@ -113,13 +113,8 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         more = len(following) > request.result_limit
 
     rows = _rows(catalog, page)
-    results = [
-        _result(
-            rows[int(p)], filters,
-            relevance.reasons(index, request, int(p), int(keys[i]), None if scores is None else float(scores[i])) if ranked else [],
-        )
-        for i, p in enumerate(page)
-    ]
+    ranking = relevance.reasons(index, request, page, keys, scores) if ranked else [[] for _ in page]
+    results = [_result(rows[int(p)], filters, ranking[i]) for i, p in enumerate(page)]
     digest = catalog.manifest.catalog.declarations_parquet_sha256
     return SearchResponse(
         **catalog.identity().model_dump(),
