@@ -18,10 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from leanindex.engine import Engine, relevance
+from leanindex.errors import ErrorCode, LeanIndexError
+from leanindex.models import SearchRequest
 from streamkit import build
 from test_search_properties import BINDERS, CATALOGS, catalog_lines, check_relevance, name_hit, pages, queries, records
 
@@ -62,7 +65,16 @@ def test_text_order_is_a_permutation_of_name_order(data: st.DataObject) -> None:
 
 def check_text_order(engine: Engine, recs: list[dict[str, Any]], query: dict[str, Any], limits: list[int]) -> None:
     """Text order visits the name order's matches once each, with the same totals, sorted by
-    score, then the relevance rule, then `Name.lt`."""
+    score, then the relevance rule, then `Name.lt`. A text with no indexable word (a name piece
+    such as `on` is a stop word) is refused with `invalid_request` in either order."""
+    catalog = engine.catalog("prop")
+    if not catalog.text.query_words(query["text"]):
+        for order in ("name", "relevance"):
+            with pytest.raises(LeanIndexError) as refused:
+                engine.search(SearchRequest(environment="prop", order=order, **query))
+            assert refused.value.code == ErrorCode.INVALID_REQUEST
+        event("a text with no indexable word")
+        return
     by_name_pages = list(pages(engine, {**query, "order": "name"}, limits))
     ranked_pages = list(pages(engine, query, limits))
     by_name = [r for page in by_name_pages for r in page.results]
@@ -75,7 +87,6 @@ def check_text_order(engine: Engine, recs: list[dict[str, Any]], query: dict[str
 
     position = {r["name"]: i for i, r in enumerate(recs)}
     assert [position[r.name] for r in by_name] == sorted(position[r.name] for r in by_name)
-    catalog = engine.catalog("prop")
     words = catalog.text.query_words(query["text"])
     found = np.array([position[r.name] for r in ranked], dtype=np.int64)
     score = dict(zip((r.name for r in ranked), catalog.text.scores(words, found).astype(np.float64).tolist()))
