@@ -61,8 +61,8 @@ class LoadedCatalog:
     """A catalog that passed `verify_catalog`, opened for serving.
 
     `text` is the BM25 text index. `constant_ids` maps each constant that occurs in some type
-    to its posting-list id; `modules` lists module names by id. The database is opened read-only; each call uses its
-    own cursor, so a `LoadedCatalog` may be shared between threads. `leases` counts the calls
+    to its posting-list id; `modules` lists module names by id. The database is opened read-only, on one DuckDB
+    thread; each call uses its own cursor, so a `LoadedCatalog` may be shared between threads. `leases` counts the calls
     using it: `close()` retires it, and the database closes when the last of them has finished.
     """
 
@@ -96,6 +96,11 @@ class LoadedCatalog:
             index = SearchIndex.load(paths.catalog_dir)
             text = TextIndex(paths.catalog_dir)
             database = connect_duckdb(paths.database, read_only=True)
+            # Serving reads a few rows per call (a result page, one inspected record), which one
+            # thread answers sooner than two: on the 800k synthetic catalog a page of 10 rows from
+            # different row groups (relevance order) cost 1.3-1.8 ms more than 10 adjacent rows on
+            # two threads and 0.3-0.6 ms more on one; an inspect look-up 2.4 ms against 0.9 ms.
+            database.execute("SET threads = 1")
         except (OSError, ValueError, duckdb.Error) as error:
             raise LeanIndexError(
                 ErrorCode.CATALOG_UNAVAILABLE,

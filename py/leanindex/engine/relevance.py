@@ -19,6 +19,8 @@ result as `relevance` match reasons.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..catalog.index import SearchIndex
@@ -34,39 +36,111 @@ def key_bound(index: SearchIndex) -> int:
     return len(NAME_HITS) * index.size
 
 
-def name_hits(index: SearchIndex, request: SearchRequest, positions: np.ndarray) -> np.ndarray:
-    """The `NAME_HITS` index of each of `positions` (all of which contain every fragment of
-    `request.name_contains`); all 0 when the request has no name fragment. Vectorised over the
-    fragments' occurrences: the byte before an occurrence says whether it starts the name, a
-    component or a word, the byte after whether it ends the name."""
+def name_hits(
+    index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[tuple[np.ndarray, np.ndarray]] | None = None
+) -> np.ndarray:
+    """The `NAME_HITS` index (int8) of each of `positions` (sorted, unique, all containing every
+    fragment of `request.name_contains`); all 0 when the request has no name fragment.
+    `occurrences` holds, per fragment in `request.name_fragments()` order, the byte offsets of
+    its occurrences and the position owning each, as the name filter found them
+    (`filters.NameContains.occurrences`); looked up again when not given.
+
+    Vectorised over the occurrences: the byte before one says whether it starts the name, a
+    component or a `_`-word; only those that do can be better than `inside`, so only they are
+    read further (the byte after: does it end the name)."""
     fragments = request.name_fragments()
     if not fragments or not len(positions):
-        return np.zeros(len(positions), dtype=np.int64)
+        return np.zeros(len(positions), dtype=np.int8)
     text = index.names if request.case_sensitive else index.names_folded
-    owners, levels = [], []
-    for fragment in fragments:
-        offsets = index.occurrences(fragment, request.case_sensitive)
+    if occurrences is None:
+        occurrences = []
+        for fragment in fragments:
+            offsets = index.occurrences(fragment, request.case_sensitive)
+            occurrences.append((offsets, index.name_owner[offsets]))
+    # The best level per declaration, over the whole catalog (a scatter and a gather cost less
+    # than finding each occurrence's owner in `positions`, a binary search each): `inside` for
+    # the matches to start with, one past the worst level for every other declaration.
+    best = np.full(index.size, len(NAME_HITS), dtype=np.int8)
+    best[positions] = len(NAME_HITS) - 1
+    # When the other filters kept few of the names, drop the occurrences in the others first:
+    # a look-up in `best` costs less than reading the names around each occurrence.
+    sparse = 4 * len(positions) < sum(len(offsets) for offsets, _ in occurrences)
+    for fragment, (offsets, owners) in zip(fragments, occurrences):
+        if sparse:
+            kept = np.flatnonzero(best[owners] < len(NAME_HITS))
+            offsets, owners = offsets[kept], owners[kept]
         before = text[offsets - 1]
-        after = text[offsets + len(fragment.encode())]
-        starts_component = (before == _DOT) | (before == _NUL)
-        level = np.full(len(offsets), len(NAME_HITS) - 1, dtype=np.int8)
-        level[starts_component | (before == _UNDERSCORE)] = 2
-        level[(after == _NUL) & starts_component] = 1
-        level[(after == _NUL) & (before == _NUL)] = 0
-        owners.append(index.name_owner[offsets])
-        levels.append(level)
-    owner, level = np.concatenate(owners), np.concatenate(levels)
-    # The best (lowest) level per declaration: write the levels from the worst to the best, so
-    # a later write always improves on an earlier one.
-    best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
-    for value in range(len(NAME_HITS) - 2, -1, -1):
-        best[owner[level == value]] = value
-    return best[positions].astype(np.int64)
+        boundary = np.flatnonzero((before == _DOT) | (before == _NUL) | (before == _UNDERSCORE))
+        if not len(boundary):
+            continue
+        before = before[boundary]
+        ends = text[offsets[boundary] + len(fragment.encode())] == _NUL
+        level = np.full(len(boundary), 2, dtype=np.int8)
+        level[ends & (before != _UNDERSCORE)] = 1
+        level[ends & (before == _NUL)] = 0
+        np.minimum.at(best, owners[boundary], level)
+    return best[positions]
 
 
-def sort_keys(index: SearchIndex, request: SearchRequest, positions: np.ndarray) -> np.ndarray:
-    """The relevance sort key (int64) of each of `positions` (see the module docstring)."""
-    return name_hits(index, request, positions) * index.size + np.asarray(index.static_rank[positions], dtype=np.int64)
+def sort_keys(
+    index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[tuple[np.ndarray, np.ndarray]] | None = None
+) -> np.ndarray:
+    """The relevance sort key (int64) of each of `positions` (see the module docstring);
+    `occurrences` as `name_hits` takes them."""
+    keys = np.asarray(index.static_rank[positions], dtype=np.int64)
+    if request.name_fragments():
+        keys += name_hits(index, request, positions, occurrences).astype(np.int64) * index.size
+    return keys
+
+
+def ranked_page(
+    index: SearchIndex,
+    request: SearchRequest,
+    positions: np.ndarray,
+    occurrences: list[tuple[np.ndarray, np.ndarray]] | None,
+    after_key: int,
+    limit: int,
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Relevance order without `text`: the next page of `positions` (the visible matches,
+    sorted) after sort key `after_key` (-1 before the first page): (its positions, their sort
+    keys, whether more matches follow). `occurrences` as `name_hits` takes them.
+
+    Without a name fragment a sort key is the static rank, so for many matches (more than
+    `_SELECT_AT_MOST`) the page is found by walking the catalog's static order from `after_key`
+    on (`static_walk`) instead of reading every match's rank; otherwise, and when the walk
+    finds the matches too sparse, every match's key is computed (`sort_keys`, `page`)."""
+    if not request.name_fragments() and len(positions) > _SELECT_AT_MOST:
+        walked = static_walk(index, positions, after_key, limit)
+        if walked is not None:
+            return walked
+    page_positions, page_keys, remaining = page(index, sort_keys(index, request, positions, occurrences), after_key, limit)
+    return page_positions, page_keys, remaining > limit
+
+
+def static_walk(index: SearchIndex, positions: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """The next page of `positions` (sorted, unique) in static rank order after rank
+    `after_key`, as `ranked_page` returns it, by testing the catalog's positions in static order
+    chunk by chunk (each chunk 4 times the last; the first sized to hold about twice `limit + 1`
+    matches if they are spread evenly) for membership (a binary search each); None once more
+    positions were tested than `positions` holds, where reading every match's rank costs less."""
+    order = index.static_order()
+    start = after_key + 1
+    chunk = max(_WALK_CHUNK, 2 * (limit + 1) * index.size // max(len(positions), 1))
+    found: list[np.ndarray] = []
+    count = tested = 0
+    while start < index.size and count <= limit:
+        if tested and tested >= len(positions):
+            return None
+        candidates = order[start : start + chunk]
+        at = np.searchsorted(positions, candidates)
+        at[at == len(positions)] = len(positions) - 1
+        hits = np.flatnonzero(positions[at] == candidates) + start
+        found.append(hits)
+        count += len(hits)
+        tested += len(candidates)
+        start, chunk = start + chunk, chunk * 4
+    ranks = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+    return order[ranks[:limit]], ranks[:limit], len(ranks) > limit
 
 
 def page(index: SearchIndex, keys: np.ndarray, after_key: int, limit: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -93,8 +167,11 @@ def page(index: SearchIndex, keys: np.ndarray, after_key: int, limit: int) -> tu
     return index.static_order()[page_keys % index.size], page_keys, len(candidates)
 
 
-#: Up to this many keys a page is a partial selection (argpartition); beyond, a bitmap is cheaper.
+#: Up to this many keys a page is a partial selection (argpartition); beyond, a bitmap is cheaper,
+#: and without a name fragment a walk over the static order (`ranked_page`).
 _SELECT_AT_MOST = 32_768
+#: The fewest positions the first chunk of a `static_walk` tests.
+_WALK_CHUNK = 1024
 
 
 def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) -> tuple[np.ndarray, int]:
@@ -106,16 +183,27 @@ def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) ->
     return order[after + 1 : after + 1 + limit], len(order) - (after + 1)
 
 
-def reasons(index: SearchIndex, request: SearchRequest, pos: int, key: int, score: float | None = None) -> list[MatchReason]:
-    """The relevance criteria of the result at `pos` with sort key `key` (and BM25 `score` in
-    text order), in rule order."""
-    found = [] if score is None else [MatchReason(filter="relevance", value=f"bm25={score:.4f}")]
-    if request.name_fragments():
-        found.append(MatchReason(filter="relevance", value=f"name_hit={NAME_HITS[key // index.size]}"))
-    name_bytes = int(index.name_starts[pos + 1] - index.name_starts[pos] - 1)
-    found += [
-        MatchReason(filter="relevance", value=f"name_bytes={name_bytes}"),
-        MatchReason(filter="relevance", value=f"binders={int(index.binders[pos])}"),
-        MatchReason(filter="relevance", value=f"uses={int(index.uses[pos])}"),
+def reasons(
+    index: SearchIndex, request: SearchRequest, positions: np.ndarray, keys: np.ndarray, scores: np.ndarray | None = None
+) -> list[list[MatchReason]]:
+    """The relevance criteria of each result of a page, in rule order: the results at
+    `positions` with sort keys `keys` (and BM25 `scores` in text order)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    starts = index.name_starts
+    criteria = [
+        [f"name_bytes={n}" for n in (starts[positions + 1] - starts[positions] - 1).tolist()],
+        [f"binders={b}" for b in index.binders[positions].tolist()],
+        [f"uses={u}" for u in index.uses[positions].tolist()],
     ]
-    return found
+    if request.name_fragments():
+        criteria.insert(0, [f"name_hit={NAME_HITS[hit]}" for hit in (np.asarray(keys, dtype=np.int64) // index.size).tolist()])
+    if scores is not None:
+        criteria.insert(0, [f"bm25={score:.4f}" for score in np.asarray(scores, dtype=np.float64).tolist()])
+    return [[_reason(value) for value in values] for values in zip(*criteria)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _reason(value: str) -> MatchReason:
+    """The `relevance` match reason with `value`; reasons are frozen, so one serves every
+    result that shares it (most values recur: `binders=2`, `name_hit=inside`)."""
+    return MatchReason(filter="relevance", value=value)

@@ -29,7 +29,7 @@ from ..names import printed_namespace
 from ..records import Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
 from . import relevance
-from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, Text, TypeConstants, UsesConstants
+from .filters import EMPTY, FILTERS, InstancesOf, NameContains, SearchFilter, Text, TypeConstants, UsesConstants
 from .loaded import LoadedCatalog
 
 CONSTANT_FILTERS = (TypeConstants, InstancesOf, UsesConstants)
@@ -91,32 +91,30 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     hidden = np.asarray(index.hidden[matches], dtype=bool) if len(matches) else np.empty(0, dtype=bool)
     visible = matches[~hidden]
     scores = None
+    name = next((f for f in filters if isinstance(f, NameContains)), None)
+    occurrences = name.occurrences if name is not None else None
     if ranked and text is not None:
-        keys = relevance.sort_keys(index, request, visible)
+        keys = relevance.sort_keys(index, request, visible, occurrences)
         all_scores = catalog.text.scores(text.words, visible)
         chosen, remaining = relevance.scored_page(keys, all_scores, after, request.result_limit)
         page, scores = visible[chosen], all_scores[chosen]
         # In text order a cursor holds how far into the scored order the last result lies.
         page_keys = np.arange(after + 1, after + 1 + len(page))
         keys = keys[chosen]
+        more = remaining > request.result_limit
     elif ranked:
-        page, page_keys, remaining = relevance.page(index, relevance.sort_keys(index, request, visible), after, request.result_limit)
+        page, page_keys, more = relevance.ranked_page(index, request, visible, occurrences, after, request.result_limit)
         keys = page_keys
     else:
         # In name order a position is its own sort key.
         following = visible[np.searchsorted(visible, after, side="right") :]
-        page, remaining = following[: request.result_limit], len(following)
+        page = following[: request.result_limit]
         page_keys = page
-    more = remaining > request.result_limit
+        more = len(following) > request.result_limit
 
     rows = _rows(catalog, page)
-    results = [
-        _result(
-            rows[int(p)], filters,
-            relevance.reasons(index, request, int(p), int(keys[i]), None if scores is None else float(scores[i])) if ranked else [],
-        )
-        for i, p in enumerate(page)
-    ]
+    ranking = relevance.reasons(index, request, page, keys, scores) if ranked else [[] for _ in page]
+    results = [_result(rows[int(p)], filters, ranking[i]) for i, p in enumerate(page)]
     digest = catalog.manifest.catalog.declarations_parquet_sha256
     return SearchResponse(
         **catalog.identity().model_dump(),
