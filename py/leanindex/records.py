@@ -107,7 +107,11 @@ class DeclarationRecord(Frozen):
     catalogs). `conclusion_constants` are the constants of the type's conclusion (what is left
     after its leading `∀`/`→` binders), sorted and unique, and `conclusion_head` the conclusion's
     head constant (null when the head is not a constant); both null when not recorded (a `v1`
-    stream).
+    stream). `deprecated_to` and `deprecated_since` are the `@[deprecated]` attribute's
+    replacement (printed name) and `since` text (Lean's `DeprecationEntry.newName?` and `since?`,
+    lean4 `src/Lean/Linter/Deprecated.lean`), null when the attribute gives none, the
+    declaration is not deprecated, or the producer does not record them (doc-gen4; streams
+    written before these fields).
     """
 
     record: Literal["declaration"]
@@ -131,6 +135,8 @@ class DeclarationRecord(Frozen):
     value_constants: list[StrictStr] | None = None
     conclusion_constants: list[StrictStr] | None = None
     conclusion_head: StrictStr | None = None
+    deprecated_to: StrictStr | None = None
+    deprecated_since: StrictStr | None = None
 
 
 class FooterRecord(Frozen):

@@ -61,10 +61,11 @@ def print_import_summary(result: DocgenImport) -> None:
     default=None,
     help="Lean version of the documented environment, 4.33.0 or v4.33.0 (stored as 4.33.0, the way Lean prints it); doc-gen4 data names only the lean4 commit, so it is 'unknown' otherwise.",
 )
+@click.option("--module-prefix", "module_prefixes", multiple=True, metavar="MODULE", help="Keep only modules equal to or under MODULE (repeatable), e.g. Init, Std, Lean, Lake for the core part [all].")
 @root_option
 @json_option
 @handles_errors()
-def import_docgen_command(path: str, profile: str, lean_version: str | None, root: str, as_json: bool) -> None:
+def import_docgen_command(path: str, profile: str, lean_version: str | None, module_prefixes: tuple[str, ...], root: str, as_json: bool) -> None:
     """Import doc-gen4 declaration data (a doc-data folder or a .tar.xz of its
     declaration-data-*.bmp files) as PROFILE's catalog.
 
@@ -74,7 +75,10 @@ def import_docgen_command(path: str, profile: str, lean_version: str | None, roo
     """
     paths = CatalogPaths.of(root, profile)
     with import_progress(paths.profile) as (on_read, on_build, on_line):
-        result = import_docgen(path, root, profile, lean_version=lean_version, on_read=on_read, on_build=on_build, on_line=on_line)
+        result = import_docgen(
+            path, root, profile, lean_version=lean_version, on_read=on_read, on_build=on_build, on_line=on_line,
+            module_prefixes=list(module_prefixes) or None,
+        )
     if as_json:
         emit_json(result.model_dump(mode="json", by_alias=True))
     else:
