@@ -216,3 +216,70 @@ def test_deprecation_fields_on_a_declaration_that_is_not_deprecated_are_refused(
     with pytest.raises(LeanIndexError) as refused:
         catalog(tmp_path, "bad", [declaration(["A"], deprecated_to="B")])
     assert refused.value.code == ErrorCode.INVALID_STREAM and not (tmp_path / "catalog" / "bad").exists()
+
+
+def test_http_mcp_and_client_give_the_engine_answer(tmp_path: Path) -> None:
+    """The same diff through a real HTTP server (`Client`), MCP over streamable HTTP and the
+    local `Client`; refusals keep their codes."""
+    import anyio
+    from mcp import Client as McpClient
+
+    from leanindex import Client
+    from leanindex.engine import Engine
+    from leanindex.service.http import create_app
+    from service_support import live_server
+
+    old = [record(["A"]), record(["B"], "Nat"), record(["C"])]
+    new = [record(["B"], "Int"), record(["C"], "True", True, "C'", "2025-06-01"), record(["C'"]), record(["E"])]
+    older, newer = catalog(tmp_path, "old", old), catalog(tmp_path, "new", new)
+    expected = [diff_declarations(older, newer, limit=2)]
+    expected.append(diff_declarations(older, newer, limit=2, after=expected[0].next_cursor))
+    engine = Engine(tmp_path)
+    try:
+        with live_server(create_app(engine)) as url, Client(url) as http_client:
+            for client in (http_client, Client.local(tmp_path)):
+                first = client.diff("OLD", "new", limit=2)
+                assert [first, client.diff("old", "NEW", limit=2, after=first.next_cursor)] == expected
+                assert [c.name for c in client.diff("old", "new", ["renamed"]).changes] == ["C"]
+                with pytest.raises(LeanIndexError) as bad:
+                    client.diff("old", "new", after="x" + expected[0].next_cursor)
+                assert bad.value.code == ErrorCode.INVALID_REQUEST
+                with pytest.raises(LeanIndexError) as unknown:
+                    client.diff("old", "nope")
+                assert unknown.value.code == ErrorCode.UNKNOWN_ENVIRONMENT
+
+            async def over_mcp() -> None:
+                async with McpClient(f"{url}/mcp", cache=None) as mcp:
+                    result = await mcp.call_tool("lean.catalog.diff", {"older": "old", "newer": "new", "limit": 2})
+                    assert not result.is_error
+                    assert result.structured_content == expected[0].model_dump(mode="json")
+                    assert result.content[0].text.splitlines()[0].startswith("OLD (lean 4.35.0) -> NEW (lean 4.35.0): added 2, removed 1")
+
+            anyio.run(over_mcp)
+    finally:
+        engine.close()
+
+
+def test_import_docgen_module_prefixes_keep_those_modules_and_those_under_them(tmp_path: Path) -> None:
+    from leanindex.docgen import import_docgen
+    from test_docgen import declaration as docgen_declaration
+    from test_docgen import write_module
+
+    data = tmp_path / "data"
+    for module in ("Init", "Init.Core", "Initial", "Std.Data", "Mathlib.X"):
+        write_module(data, module, [docgen_declaration(f"{module}.thm")])
+    result = CliRunner().invoke(
+        main,
+        ["catalog", "import-docgen", str(data), "--profile", "core", "--root", str(tmp_path / "root"),
+         "--module-prefix", "Init", "--module-prefix", "Std", "--json"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stdout
+    manifest = json.loads(result.stdout)["manifest"]
+    assert manifest["module_count"] == 3 and manifest["catalog"]["declaration_count"] == 3
+    _, verified = open_verified(tmp_path / "root", "core")
+    assert sorted(verified.imports) == ["Init", "Init.Core", "Std.Data"]
+    with pytest.raises(LeanIndexError) as refused:
+        import_docgen(data, tmp_path / "other", "core", module_prefixes=["Init", "Lake"])
+    assert refused.value.code == ErrorCode.INVALID_REQUEST and refused.value.details == {"module_prefixes": ["Lake"]}
+    assert not (tmp_path / "other" / "catalog").exists()

@@ -20,13 +20,13 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
-from ..models import display_profile
+from ..models import ProfileId, display_profile
 from .layout import DECLARATIONS_FILE, CatalogPaths, connect_duckdb
 from .manifest import Manifest, read_manifest
 from .verify import verify_catalog
@@ -260,6 +260,22 @@ _CURSOR_TEXT = re.compile(r"[A-Za-z0-9_-]+")  # unpadded base64url, what `_encod
 _NORMALIZED = "regexp_replace(trim({0}), '\\s+', ' ', 'g')"
 
 
+ChangeCategory = Literal["added", "removed", "retyped", "deprecated", "renamed"]
+
+
+class DiffRequest(Frozen):
+    """A per-declaration diff of two served profiles (`lean.catalog.diff`, `GET
+    /v1/environments/{older}/diff/{newer}`): `older` and `newer` profile ids (case-insensitive),
+    the `categories` to list (empty: every recorded one; counts always cover all), `limit`
+    changes per page, and `after`, the previous page's `next_cursor`."""
+
+    older: ProfileId
+    newer: ProfileId
+    categories: list[ChangeCategory] = Field(default_factory=list, max_length=len(DIFF_CATEGORIES))
+    limit: Annotated[int, Field(ge=1, le=DIFF_LIMIT_MAX)] = 100
+    after: Annotated[str, Field(min_length=1, max_length=512)] | None = None
+
+
 class DiffSide(Frozen):
     """One catalog of a diff: its profile, where its catalog is, its identity, its declaration
     count, and whether it records deprecation (`deprecation_recorded`; when false,
@@ -286,7 +302,7 @@ class DeclarationChange(Frozen):
     to); null otherwise or when not recorded.
     """
 
-    category: Literal["added", "removed", "retyped", "deprecated", "renamed"]
+    category: ChangeCategory
     name: str
     kind: str
     module: str | None
