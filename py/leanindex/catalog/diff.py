@@ -435,7 +435,9 @@ WITH o AS (SELECT pos, name, kind, module, type, is_deprecated, {o_to} AS deprec
 SELECT j.*,
        opos IS NULL AS added,
        npos IS NULL AS removed,
-       (opos IS NOT NULL AND npos IS NOT NULL AND {norm_before} <> {norm_after}) AS retyped,
+       -- CASE, not AND: DuckDB then normalizes only the types that differ as stored (most do not).
+       CASE WHEN opos IS NULL OR npos IS NULL OR type_before = type_after THEN false
+            ELSE {norm_before} <> {norm_after} END AS retyped,
        (opos IS NOT NULL AND npos IS NOT NULL AND ndep AND NOT odep) AS newly_deprecated
 FROM j
 """
