@@ -113,6 +113,8 @@ INSPECT_KEYS = IDENTITY_KEYS | {
     "flags",
     "conclusion_constants",
     "conclusion_head",
+    "deprecated_to",
+    "deprecated_since",
     "uses",
     "used_by_count",
     "instance_count",
