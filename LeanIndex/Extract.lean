@@ -66,7 +66,8 @@ def declRecord (x : Extraction) (ci : ConstantInfo) : IO DeclRecord := do
     else
       none
   return { info := ci, module?, type, typeFallback, doc?, range?,
-           flags := flagsOf x.env x.scopedInstances ci range?, valueConstants? }
+           flags := flagsOf x.env x.scopedInstances ci range?, valueConstants?,
+           deprecation? := deprecationEntry? x.env ci.name }
 
 /-- Renders the records of `chunk` as NDJSON lines. -/
 def renderChunk (x : Extraction) (chunk : Array ConstantInfo) : IO (Array String) :=

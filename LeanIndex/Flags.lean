@@ -82,6 +82,14 @@ def scopedInstanceNames (env : Environment) : NameSet :=
       | some name => acc.insert name
       | none => acc
 
+/-- The `@[deprecated]` attribute's entry of `n`, if it has the attribute: the replacement
+(`newName?`) and the `since` text (`since?`) as written in the attribute. Read from
+`Lean.Linter.deprecatedAttr`, a `ParametricAttribute DeprecationEntry`, with
+`ParametricAttribute.getParam?` (what `Lean.Linter.isDeprecated` and `getDeprecatedNewName`
+read), so it is `some` exactly when `isDeprecated` is true. -/
+def deprecationEntry? (env : Environment) (n : Name) : Option Lean.Linter.DeprecationEntry :=
+  Lean.Linter.deprecatedAttr.getParam? env n
+
 /-- Computes all flags of `ci`; `scopedInstances` is `scopedInstanceNames env`, `range?` is
 `declarationRange? env ci.name`. -/
 def flagsOf (env : Environment) (scopedInstances : NameSet) (ci : ConstantInfo)

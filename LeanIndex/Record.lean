@@ -105,6 +105,8 @@ structure DeclRecord where
   flags : Flags
   /-- Constants used by the value; left out with `--without-values`. -/
   valueConstants? : Option (Array String)
+  /-- The `@[deprecated]` entry (`deprecationEntry?`), if the constant has one. -/
+  deprecation? : Option Lean.Linter.DeprecationEntry
 
 /-- The conclusion of a type: what is left after its leading `∀` and `→` binders (metadata
 around a binder skipped). Bound variables stay loose; only its constants and head are used. -/
@@ -137,7 +139,9 @@ def DeclRecord.render (d : DeclRecord) : Json :=
     ("is_structure", Json.bool d.flags.isStructure),
     ("is_unsafe", Json.bool d.flags.isUnsafe),
     ("is_deprecated", Json.bool d.flags.isDeprecated),
-    ("type_fallback", Json.bool d.typeFallback)]
+    ("type_fallback", Json.bool d.typeFallback),
+    ("deprecated_to", orNull (fun c => Json.str c.toString) (d.deprecation?.bind (·.newName?))),
+    ("deprecated_since", orNull Json.str (d.deprecation?.bind (·.since?)))]
   match d.valueConstants? with
   | some cs => Json.mkObj (fields ++ [("value_constants", strArray cs)])
   | none => Json.mkObj fields

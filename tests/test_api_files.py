@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from leanindex.api_files import API_FILES, check_all, write_all
+from leanindex.catalog.diff import DiffRequest
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
 from leanindex.engine import Engine
@@ -208,7 +209,7 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
     assert document["server"] == "leanindex"
     assert set(tools) == {
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
-        "lean.environments", "lean_environments",
+        "lean.environments", "lean_environments", "lean.catalog.diff", "lean_catalog_diff",
         "lean.check", "lean_check", "lean.check.batch", "lean_check_batch", "lean.check.target", "lean_check_target",
         "lean.audit", "lean_audit", "lean.proof.state", "lean_proof_state",
         "lean.proof.step", "lean_proof_step", "lean.proof.close", "lean_proof_close", "lean.proof.steps",
@@ -218,6 +219,7 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
         ("lean_declaration_search", SearchRequest, SearchResponse),
         ("lean.declaration.inspect", InspectRequest, InspectResponse),
         ("lean.environments", EnvironmentsRequest, None),
+        ("lean_catalog_diff", DiffRequest, None),
         ("lean.check", CheckRequest, CheckResponse),
         ("lean_check_batch", BatchCheckRequest, BatchCheckResponse),
         ("lean_check_target", TargetCheckRequest, TargetCheckResponse),
@@ -235,7 +237,7 @@ def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
         assert tools[name]["annotations"]["readOnlyHint"] is False
 
 
-QUERY_TOOLS = ["lean.declaration.search", "lean.declaration.inspect", "lean.environments"]
+QUERY_TOOLS = ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"]
 
 
 @pytest.mark.parametrize("name", QUERY_TOOLS)
@@ -291,7 +293,7 @@ def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None
     assert all(spec.enabled for spec in served.values())
     without = create_app(engine).state.tools
     assert [spec.name for spec in without.values()] == list(served)
-    assert [spec.name for spec in without.values() if spec.enabled] == ["lean.declaration.search", "lean.declaration.inspect", "lean.environments"]
+    assert [spec.name for spec in without.values() if spec.enabled] == ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"]
 
 
 def test_openapi_documents_the_error_object_and_no_422() -> None:

@@ -115,6 +115,8 @@ INSPECT_KEYS = IDENTITY_KEYS | {
     "conclusion_head",
     "source_url",
     "doc_url",
+    "deprecated_to",
+    "deprecated_since",
     "uses",
     "used_by_count",
     "instance_count",

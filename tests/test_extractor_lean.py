@@ -238,3 +238,18 @@ def test_scoped_instance_is_an_instance(by_name: dict[str, dict[str, Any]]) -> N
     assert by_name["Classical.propDecidable"]["is_instance"] is True
     assert by_name["instAddNat"]["is_instance"] is True
     assert by_name["Nat.add_comm"]["is_instance"] is False
+
+
+def test_deprecation_entries(by_name: dict[str, dict[str, Any]]) -> None:
+    # `deprecated_to`/`deprecated_since` come from the `@[deprecated]` entry, so only deprecated
+    # constants carry them; the attribute resolves its replacement to a constant of the
+    # environment (`realizeGlobalConstNoOverloadWithInfo`), so every replacement is a record.
+    deprecated = [d for d in by_name.values() if d["is_deprecated"]]
+    assert deprecated
+    for d in by_name.values():
+        if not d["is_deprecated"]:
+            assert d["deprecated_to"] is None and d["deprecated_since"] is None, d["name"]
+        elif d["deprecated_to"] is not None:
+            assert d["deprecated_to"] in by_name and d["deprecated_to"] != d["name"], d["name"]
+    assert any(d["deprecated_to"] is not None for d in deprecated)
+    assert any(d["deprecated_since"] is not None for d in deprecated)

@@ -28,6 +28,7 @@ from service_support import (
     sample_root,  # noqa: F401  (fixture)
 )
 
+from leanindex.catalog.diff import DeclarationDiff, DiffRequest
 from leanindex.engine import Engine
 from leanindex.models import EnvironmentsRequest, EnvironmentsResponse, ErrorResponse, InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.service.config import ServiceConfig
@@ -41,6 +42,8 @@ MODELS = {
     "lean_declaration_inspect": (InspectRequest, InspectResponse),
     "lean.environments": (EnvironmentsRequest, EnvironmentsResponse),
     "lean_environments": (EnvironmentsRequest, EnvironmentsResponse),
+    "lean.catalog.diff": (DiffRequest, DeclarationDiff),
+    "lean_catalog_diff": (DiffRequest, DeclarationDiff),
 }
 ERROR_SCHEMA = ErrorResponse.model_json_schema()
 
@@ -70,7 +73,7 @@ async def exercise(client: Client, root: Path) -> None:
     listed = (await client.list_tools()).tools
     assert [t.name for t in listed] == [
         "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
-        "lean.environments", "lean_environments",
+        "lean.environments", "lean_environments", "lean.catalog.diff", "lean_catalog_diff",
     ]
     schemas = {}
     for tool in listed:
@@ -87,6 +90,13 @@ async def exercise(client: Client, root: Path) -> None:
         served = result.structured_content["environments"]
         assert [e["environment"] for e in served] == ["SAMPLE"] and served[0]["verified"] is True
         assert result.content[0].text.startswith(f"SAMPLE: {served[0]['visible_count']} visible of {served[0]['declaration_count']} declarations")
+
+    for diff in ("lean.catalog.diff", "lean_catalog_diff"):
+        result = await call(client, diff, {"older": "SAMPLE", "newer": "sample"}, schemas)
+        assert not result.is_error and result.structured_content["counts"] == dict.fromkeys(
+            ("added", "removed", "retyped", "deprecated", "renamed"), 0)
+        refused = await call(client, diff, {"older": "SAMPLE", "newer": "SAMPLE", "after": "!"}, schemas)
+        assert refused.is_error and refused.structured_content["error"]["details"] == {"field": "after"}
 
     for search in ("lean.declaration.search", "lean_declaration_search"):
         filters = {"name_contains": "add", "kinds": ["theorem"], "result_limit": 2}
@@ -257,8 +267,8 @@ def test_timeout_and_busy_are_tool_errors(sample_root: Path) -> None:
 @pytest.mark.parametrize(
     ("naming", "names"),
     [
-        ("dotted", ["lean.declaration.search", "lean.declaration.inspect", "lean.environments"]),
-        ("underscore", ["lean_declaration_search", "lean_declaration_inspect", "lean_environments"]),
+        ("dotted", ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"]),
+        ("underscore", ["lean_declaration_search", "lean_declaration_inspect", "lean_environments", "lean_catalog_diff"]),
     ],
 )
 def test_tool_names_option_lists_one_spelling(sample_root: Path, naming: str, names: list[str]) -> None:

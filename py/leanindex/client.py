@@ -41,6 +41,7 @@ from .checker.models import (
     TargetCheckRequest,
     TargetCheckResponse,
 )
+from .catalog.diff import DeclarationDiff, DiffRequest
 from .engine import Engine
 from .errors import ErrorCode, LeanIndexError
 from .models import (
@@ -79,6 +80,7 @@ class _Backend(Protocol):
     def search(self, request: SearchRequest) -> SearchResponse: ...
     def inspect(self, request: InspectRequest) -> InspectResponse: ...
     def environments(self) -> EnvironmentsResponse: ...
+    def diff(self, request: DiffRequest) -> DeclarationDiff: ...
     def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T: ...
     def close(self) -> None: ...
 
@@ -113,6 +115,13 @@ class _HttpBackend:
 
     def environments(self) -> EnvironmentsResponse:
         return self._call("GET", "/v1/environments", EnvironmentsResponse)
+
+    def diff(self, request: DiffRequest) -> DeclarationDiff:
+        path = f"/v1/environments/{quote(request.older, safe='')}/diff/{quote(request.newer, safe='')}"
+        params: dict[str, Any] = {"category": list(request.categories), "limit": request.limit}
+        if request.after is not None:
+            params["after"] = request.after
+        return self._call("GET", path, DeclarationDiff, params=params)
 
     def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
         body = request.model_dump_json(exclude_none=True)
@@ -159,6 +168,9 @@ class _LocalBackend:
 
     def environments(self) -> EnvironmentsResponse:
         return self.engine.environments()
+
+    def diff(self, request: DiffRequest) -> DeclarationDiff:
+        return self.engine.diff(request)
 
     def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
         raise _no_local_checker()
@@ -238,6 +250,21 @@ class Client:
             if page.stop_reason is StopReason.EXHAUSTED:
                 return
             after = page.next_cursor
+
+    def diff(
+        self, older: str, newer: str, categories: Sequence[str] = (), *, limit: int = 100, after: str | None = None
+    ) -> DeclarationDiff:
+        """One page of what changed from environment `older` to `newer`, per declaration
+        (`lean.catalog.diff`; rules in docs/diff.md): counts of added, removed, retyped,
+        deprecated and renamed (null when not recorded), then up to `limit` changes of
+        `categories` (default every recorded one); pass the answer's `next_cursor` as `after`.
+
+        Raises `LeanIndexError`: `invalid_request` (bad category, limit or cursor),
+        `not_recorded` (a listed category needs deprecation a catalog does not record), and as
+        `search`.
+        """
+        request = _validated(DiffRequest, older=older, newer=newer, categories=list(categories), limit=limit, after=after)
+        return self._backend.diff(request)
 
     def inspect(self, environment: str, declaration_name: str) -> InspectResponse:
         """Everything the catalog holds about one declaration, by exact full name.

@@ -110,7 +110,12 @@ class DeclarationRecord(Frozen):
     after its leading `∀`/`→` binders), sorted and unique, and `conclusion_head` the conclusion's
     head constant (null when the head is not a constant); both null when not recorded (a `v1`
     stream). `source_url` links the declaration's source lines, `doc_url` its documentation page
-    (null when the source does not know them; see docs/links.md).
+    (null when the source does not know them; see docs/links.md). `deprecated_to` and
+    `deprecated_since` are the `@[deprecated]` attribute's
+    replacement (printed name) and `since` text (Lean's `DeprecationEntry.newName?` and `since?`,
+    lean4 `src/Lean/Linter/Deprecated.lean`), null when the attribute gives none, the
+    declaration is not deprecated, or the producer does not record them (doc-gen4; streams
+    written before these fields).
     """
 
     record: Literal["declaration"]
@@ -145,6 +150,8 @@ class DeclarationRecord(Frozen):
         description="The declaration's page on a doc-gen4 site (doc-gen4 catalogs: `docLink` resolved against "
         "the import's doc base); null when unknown (Lean extractor catalogs).",
     )
+    deprecated_to: StrictStr | None = None
+    deprecated_since: StrictStr | None = None
 
 
 class FooterRecord(Frozen):

@@ -102,6 +102,8 @@ def read_stream(
                 raise _fail(number, f"conclusion_constants of {record.name!r} are not all among its type_constants")
         if record.conclusion_head is not None and record.conclusion_head not in (record.conclusion_constants or []):
             raise _fail(number, f"conclusion_head of {record.name!r} is not among its conclusion_constants")
+        if not record.is_deprecated and (record.deprecated_to is not None or record.deprecated_since is not None):
+            raise _fail(number, f"{record.name!r} has deprecated_to or deprecated_since but is not deprecated")
         if record.module is not None and record.module not in summary.modules:
             raise _fail(number, f"module {record.module!r} of {record.name!r} is not in the header's module list")
         previous, previous_name = components, record.name

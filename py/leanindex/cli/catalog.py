@@ -9,7 +9,7 @@ import click
 
 from ..catalog.builder import build_catalog
 from ..catalog.cleanup import clean_unless_building
-from ..catalog.diff import CatalogDiff, diff_catalog
+from ..catalog.diff import DIFF_CATEGORIES, CatalogDiff, DeclarationDiff, diff_catalog, diff_declarations, open_verified
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import Manifest, read_manifest
 from ..catalog.pinned import pin_manifest
@@ -195,22 +195,86 @@ def print_diff(report: CatalogDiff) -> None:
     stdout.print("identical" if report.identical else "drift")
 
 
+def print_declaration_diff(report: DeclarationDiff) -> None:
+    """A readable rendering of a per-declaration diff: both sides, counts, then the page."""
+    for label, side in (("older", report.older), ("newer", report.newer)):
+        stdout.print(f"{label:<13} {side.profile}  Lean {side.lean_version}  {side.source}  {side.declaration_count:,} declarations  {side.catalog}")
+    for category, count in report.counts.items():
+        shown = f"not recorded ({report.not_recorded[category]})" if count is None else f"{count:,}"
+        stdout.print(f"{category:<13} {shown}")
+    marks = {"added": "+", "removed": "-", "retyped": "~", "deprecated": "!", "renamed": ">"}
+    for change in report.changes:
+        line = f"  {marks[change.category]} {change.category:<10} {change.name}"
+        if change.category == "retyped":
+            line += f"\n      before: {change.type_before}\n      after:  {change.type_after}"
+        elif change.deprecated_to is not None or change.deprecated_since is not None:
+            line += f"  -> {change.deprecated_to or '(no replacement)'}  since {change.deprecated_since or '(not given)'}"
+        stdout.print(line, markup=False, highlight=False)
+    if report.next_cursor is not None:
+        stdout.print(f"more          --after {report.next_cursor}")
+
+
 @catalog.command("diff")
-@click.option("--profile", required=True, help="Profile id (case-insensitive).")
+@click.argument("catalogs", nargs=-1, metavar="[OLDER NEWER]")
+@click.option("--profile", default=None, help="Profile id (case-insensitive): compare its fresh build with the committed manifest.")
 @click.option("--against", default=None, metavar="REF_OR_PATH", help="Committed manifest: a git revision (read at manifests/<profile>.json) or a manifest file [HEAD].")
 @click.option("--against-catalog", type=click.Path(exists=True, path_type=Path), default=None, help="The older catalog (folder or declarations.parquet) to list added/removed names against.")
-@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Names listed per side.")
+@click.option("--category", "categories", multiple=True, type=click.Choice(DIFF_CATEGORIES), help="With OLDER NEWER: list only these change categories (repeatable) [all recorded ones].")
+@click.option("--after", default=None, metavar="CURSOR", help="With OLDER NEWER: continue after the page that printed this cursor.")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Names listed per side; with OLDER NEWER, changes per page (1-500).")
 @root_option
 @json_option
 @handles_errors()
-def diff(profile: str, against: str | None, against_catalog: Path | None, limit: int, root: str, as_json: bool) -> None:
-    """Compare PROFILE's freshly built manifest (and catalog) with the committed one.
+def diff(
+    catalogs: tuple[str, ...],
+    profile: str | None,
+    against: str | None,
+    against_catalog: Path | None,
+    categories: tuple[str, ...],
+    after: str | None,
+    limit: int,
+    root: str,
+    as_json: bool,
+) -> None:
+    """Compare two catalogs declaration by declaration (OLDER NEWER), or PROFILE's freshly
+    built manifest (and catalog) with the committed one (--profile).
 
-    Reports identity changes (Lean version and commit, toolchain, package revisions,
+    OLDER and NEWER are profile ids under --root or catalog folders; both are verified first.
+    The report gives counts of added, removed, retyped, deprecated and renamed declarations
+    (docs/diff.md has the rules), then a page of the changes; --after continues it.
+
+    With --profile: identity changes (Lean version and commit, toolchain, package revisions,
     modules_digest, extractor), declaration counts, and with --against-catalog the added and
-    removed names. Exit status 0 when identical, 14 on drift (including no committed manifest),
+    removed names.
+
+    Exit status 0 when identical (no change), 14 on drift (including no committed manifest),
     the error's status when the comparison itself fails.
     """
+    if catalogs:
+        mode_options = {"--profile": profile, "--against": against, "--against-catalog": against_catalog}
+        extra = [option for option, value in mode_options.items() if value is not None]
+        if len(catalogs) != 2 or extra:
+            raise LeanIndexError(
+                ErrorCode.INVALID_REQUEST,
+                "give OLDER and NEWER (two catalogs), without --profile, --against or --against-catalog",
+                {"catalogs": list(catalogs), "options": extra},
+            )
+        changes = diff_declarations(
+            open_verified(root, catalogs[0]), open_verified(root, catalogs[1]), list(categories) or None, limit, after
+        )
+        if as_json:
+            emit_json(changes)
+        else:
+            print_declaration_diff(changes)
+        if any(changes.counts.values()):
+            raise SystemExit(OUTCOME_EXIT[Outcome.DRIFTED])
+        return
+    if profile is None or categories or after is not None:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            "give --profile (fresh build against the committed manifest) or OLDER NEWER (two catalogs); --category and --after need OLDER NEWER",
+            {"options": [o for o, v in (("--category", categories), ("--after", after)) if v]},
+        )
     report = diff_catalog(root, profile, against, against_catalog, limit)
     if as_json:
         emit_json(report)

@@ -70,10 +70,13 @@ def print_import_summary(result: DocgenImport) -> None:
     "an absolute http(s) URL. The default serves Lean core and the newest Mathlib, so a link to a declaration "
     "since removed may not resolve.",
 )
+@click.option("--module-prefix", "module_prefixes", multiple=True, metavar="MODULE", help="Keep only modules equal to or under MODULE (repeatable), e.g. Init, Std, Lean, Lake for the core part [all].")
 @root_option
 @json_option
 @handles_errors()
-def import_docgen_command(path: str, profile: str, lean_version: str | None, doc_base: str, root: str, as_json: bool) -> None:
+def import_docgen_command(
+    path: str, profile: str, lean_version: str | None, doc_base: str, module_prefixes: tuple[str, ...], root: str, as_json: bool
+) -> None:
     """Import doc-gen4 declaration data (a doc-data folder or a .tar.xz of its
     declaration-data-*.bmp files) as PROFILE's catalog.
 
@@ -86,7 +89,8 @@ def import_docgen_command(path: str, profile: str, lean_version: str | None, doc
     paths = CatalogPaths.of(root, profile)
     with import_progress(paths.profile) as (on_read, on_build, on_line):
         result = import_docgen(
-            path, root, profile, lean_version=lean_version, doc_base=doc_base, on_read=on_read, on_build=on_build, on_line=on_line
+            path, root, profile, lean_version=lean_version, doc_base=doc_base, on_read=on_read, on_build=on_build,
+            on_line=on_line, module_prefixes=list(module_prefixes) or None,
         )
     if as_json:
         emit_json(result.model_dump(mode="json", by_alias=True))

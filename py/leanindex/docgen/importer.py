@@ -18,7 +18,7 @@ import os
 import re
 import tempfile
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, 
 from ..version import __version__
 from . import links
 from .convert import convert_module
-from .files import ProgressCallback, iter_docgen_files
+from .files import ProgressCallback, iter_docgen_files, module_of_file
 from .links import DEFAULT_DOC_BASE
 
 EXTRACTOR_NAME = "leanindex-docgen-import"
@@ -58,6 +58,8 @@ def normalize_lean_version(text: str) -> str:
 APPROXIMATE_FIELDS: tuple[str, ...] = record_fields(
     "conclusion_constants",  # linked constants after the signature's last top-level `→`/`∀ ...,`
     "conclusion_head",  # its first (prefix) or only top-level linked constant; infix notation is guessed
+    "deprecated_since",  # doc-gen4's data does not say; always null
+    "deprecated_to",  # doc-gen4's data does not say; always null
     "is_deprecated",  # doc-gen4's data does not say; always false
     "is_internal",  # internal declarations are left out by doc-gen4; false for all present
     "is_private",  # private declarations are left out by doc-gen4; false for all present
@@ -164,10 +166,23 @@ class _Entry:
     index: int
 
 
+def in_prefixes(module: str, prefixes: Sequence[str]) -> bool:
+    """Whether `module` equals one of `prefixes` or lies under one (`Init` keeps `Init` and
+    `Init.Core`, not `Initial`)."""
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
+
+
 def collect_docgen(
-    path: str | Path, on_progress: ProgressCallback | None = None, doc_base: str = DEFAULT_DOC_BASE
+    path: str | Path,
+    on_progress: ProgressCallback | None = None,
+    doc_base: str = DEFAULT_DOC_BASE,
+    module_prefixes: Sequence[str] | None = None,
 ) -> DocgenCollection:
     """Read and convert a doc-gen4 output (folder or `.tar.xz`), see the module docstring.
+
+    With `module_prefixes`, only the files of modules equal to or under one of them are
+    converted (`in_prefixes`), e.g. `Init`, `Std`, `Lean`, `Lake` for the Lean core part of a
+    Mathlib documentation; a prefix that keeps no module is refused (`invalid_request`).
 
     `on_progress(done, total)` reports reading (files of a folder, compressed bytes of an
     archive); `doc_base` is the doc site the `docLink`s are resolved against (`links.py`).
@@ -179,20 +194,29 @@ def collect_docgen(
     base = links.doc_base(doc_base)
     spilled = SpilledLines()
     try:
-        return _collect(path, on_progress, spilled, base)
+        return _collect(path, on_progress, spilled, base, module_prefixes)
     except BaseException:
         spilled.close()
         raise
 
 
-def _collect(path: str | Path, on_progress: ProgressCallback | None, spilled: SpilledLines, base: str) -> DocgenCollection:
+def _collect(
+    path: str | Path, on_progress: ProgressCallback | None, spilled: SpilledLines, base: str,
+    module_prefixes: Sequence[str] | None,
+) -> DocgenCollection:
     entries: dict[str, _Entry] = {}
     imports_of: dict[str, list[str]] = {}
     file_of: dict[str, str] = {}
     commits: dict[str, set[str]] = {}
     merged: list[MergedDuplicate] = []
     files = declarations = 0
+    matched: set[str] = set()
     for file in iter_docgen_files(path, on_progress):
+        if module_prefixes is not None:
+            module = module_of_file(file.name)
+            if not in_prefixes(module, module_prefixes):
+                continue
+            matched.update(prefix for prefix in module_prefixes if in_prefixes(module, [prefix]))
         converted = convert_module(file, base)
         if converted.module in imports_of:
             raise LeanIndexError(
@@ -219,6 +243,13 @@ def _collect(path: str | Path, on_progress: ProgressCallback | None, spilled: Sp
             merged.append(_merge(record.name, earlier, entry, file_of, spilled))
             if entry.module < earlier.module:
                 entries[record.name] = entry
+    unmatched = sorted(set(module_prefixes or []) - matched)
+    if unmatched:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"no module of {path} is or lies under {', '.join(unmatched)}",
+            {"module_prefixes": unmatched},
+        )
     for repository, seen in commits.items():
         if len(seen) > 1:
             raise LeanIndexError(
@@ -306,6 +337,7 @@ def import_docgen(
     on_read: ProgressCallback | None = None,
     on_build: Callable[[int], None] | None = None,
     on_line: Callable[[int], None] | None = None,
+    module_prefixes: Sequence[str] | None = None,
 ) -> DocgenImport:
     """Import doc-gen4 output at `path` as `profile`'s catalog under `root`.
 
@@ -315,12 +347,13 @@ def import_docgen(
     reading is done with the number of stream lines to build, then `on_line(n)` per line.
     `lean_version` is stored as `normalize_lean_version` gives it (`v4.33.0` -> `4.33.0`);
     `doc_base` is the doc site each `doc_url` is resolved against (`links.doc_base`).
+    `module_prefixes` keeps only the modules equal to or under them (`collect_docgen`).
     Raises the errors of `collect_docgen` and `build_catalog`, and `invalid_request` for a bad
     `lean_version` or `doc_base` (before anything is read); on any error nothing under `root`
     changes.
     """
     lean_version = normalize_lean_version(lean_version) if lean_version is not None else None
-    collection = collect_docgen(path, on_read, doc_base)
+    collection = collect_docgen(path, on_read, doc_base, module_prefixes)
     if on_build is not None:
         on_build(len(collection.lines) + 2)  # header and footer
     facts = EnvironmentFacts(source="doc-gen4", mathlib_commit=collection.mathlib_commit)

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..catalog.diff import DeclarationDiff, DiffRequest, diff_declarations
 from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
 from ..errors import ErrorCode, LeanIndexError
 from ..home import resolve_root
@@ -137,6 +138,17 @@ class Engine:
         with self.lease(environment) as loaded:
             table = loaded.name_table()
             return loaded.manifest.environment_digest, [table.suggest(name) for name in names]
+
+    def diff(self, request: DiffRequest) -> DeclarationDiff:
+        """Per-declaration changes from `request.older` to `request.newer`, two served profiles
+        whose catalogs are verified and leased for the call; see
+        `leanindex.catalog.diff.diff_declarations` for the rules, pages and errors (and, from
+        here, `unknown_environment`, `catalog_unavailable`, `digest_mismatch`)."""
+        with self.lease(request.older) as older, self.lease(request.newer) as newer:
+            return diff_declarations(
+                (older.paths, older.manifest), (newer.paths, newer.manifest),
+                list(request.categories) or None, request.limit, request.after,
+            )
 
     def environments(self) -> EnvironmentsResponse:
         """Every profile under the root with its identity and counts. A profile whose catalog

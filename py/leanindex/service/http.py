@@ -45,6 +45,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..checker import Checker, CheckRequest, CheckResponse
 from ..checker.cluster import RayChecker
+from ..catalog.diff import DIFF_LIMIT_MAX, ChangeCategory, DeclarationDiff, DiffRequest
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
@@ -69,7 +70,7 @@ from .metrics import ServiceMetrics
 from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
-from .tools import CHECK, CHECKER_ROUTED, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
+from .tools import CHECK, CHECKER_ROUTED, DIFF, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
 from .web import install_pages
 
 log = logging.getLogger("leanindex.http")
@@ -204,6 +205,27 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
         """Bounded search in Name.lt order (`lean.declaration.search`); see `SearchResponse` for
         the completeness signal and `next_cursor` paging."""
         return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
+
+    @app.get(
+        "/v1/environments/{older}/diff/{newer}",
+        response_model=DeclarationDiff,
+        responses=error_responses(ErrorCode.INVALID_REQUEST, ErrorCode.NOT_RECORDED, *_CATALOG, *_LIMITS),
+        operation_id="diffEnvironments",
+        tags=["declarations"],
+    )
+    async def diff(
+        request: Request,
+        older: Annotated[ProfileId, Path(description="The older profile id, e.g. CORE-V4-19; case-insensitive.")],
+        newer: Annotated[ProfileId, Path(description="The newer profile id; case-insensitive.")],
+        category: Annotated[list[ChangeCategory] | None, Query(description="Change categories to list (repeat the parameter) [every recorded one].")] = None,
+        limit: Annotated[int, Query(ge=1, le=DIFF_LIMIT_MAX, description="Changes per page.")] = 100,
+        after: Annotated[str | None, Query(min_length=1, max_length=512, description="The previous page's next_cursor.")] = None,
+    ) -> DeclarationDiff:
+        """Per-declaration changes from `older` to `newer` (`lean.catalog.diff`): counts of
+        added, removed, retyped, deprecated and renamed declarations, then a page of them;
+        `409 not_recorded` when a listed category needs deprecation a catalog does not record."""
+        body = DiffRequest(older=older, newer=newer, categories=category or [], limit=limit, after=after)
+        return await _answer(engine, metrics, request, older, tools[DIFF].call(body))
 
     # Declared before the inspect route, which would otherwise take `search` for a name.
     @app.get(

@@ -44,6 +44,7 @@ from ..checker.models import (
     TargetCheckResponse,
     UnitVerdict,
 )
+from ..catalog.diff import DeclarationDiff, DiffRequest
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
@@ -134,6 +135,33 @@ def render_environments(response: EnvironmentsResponse) -> str:
             f" | mathlib {env.mathlib_commit or '-'} | source {env.source or '-'}{approximate}"
         )
     return "\n".join(lines) or "no environment is served here"
+
+
+DIFF_DESCRIPTION = """\
+What changed between two served Lean environments (older, newer: see lean.environments), per
+declaration: counts of added, removed, retyped (printed type changed), deprecated and renamed
+(old name kept as a deprecated alias of an added one), then a page of the changes. A count is
+null when the catalogs do not record it (not_recorded says why). Pass next_cursor as after."""
+
+
+def render_diff(response: DeclarationDiff) -> str:
+    """Both sides and the counts on the first lines, then one line per change:
+    `category name | type before -> after | deprecated_to since`; the next cursor last."""
+    counts = ", ".join(f"{c} {'not recorded' if n is None else n}" for c, n in response.counts.items())
+    lines = [
+        f"{response.older.profile} (lean {response.older.lean_version}) -> {response.newer.profile} (lean {response.newer.lean_version}): {counts}",
+        *(f"not recorded: {reason}" for reason in sorted(set(response.not_recorded.values()))),
+    ]
+    for change in response.changes:
+        line = f"{change.category} {change.name}"
+        if change.category == "retyped":
+            line += f" | {change.type_before} -> {change.type_after}"
+        if change.deprecated_to is not None or change.deprecated_since is not None:
+            line += f" | deprecated_to {change.deprecated_to or '-'} since {change.deprecated_since or '-'}"
+        lines.append(line)
+    if response.next_cursor is not None:
+        lines.append(f"next_cursor {response.next_cursor}")
+    return "\n".join(lines)
 
 
 def _lean_line(response: Any) -> str:
@@ -463,6 +491,7 @@ def render_error(error: LeanIndexError) -> str:
 ENVIRONMENTS = "lean.environments"
 SEARCH = "lean.declaration.search"
 INSPECT = "lean.declaration.inspect"
+DIFF = "lean.catalog.diff"
 CHECK = "lean.check"
 CHECK_BATCH = "lean.check.batch"
 TARGET = "lean.check.target"
@@ -498,6 +527,9 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | RayChecker |
 
     async def environments(request: EnvironmentsRequest) -> EnvironmentsResponse:
         return await gate.run(engine.environments)
+
+    async def diff(request: DiffRequest) -> DeclarationDiff:
+        return await gate.run(engine.diff, request)
 
     async def check_disabled(request: BaseModel) -> BaseModel:
         raise LeanIndexError(
@@ -543,6 +575,17 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | RayChecker |
             response_model=EnvironmentsResponse,
             call=environments,
             render=render_environments,
+            lists_output_schema=False,
+        ),
+        ToolSpec(
+            name=DIFF,
+            title="What changed between two Lean environments",
+            description=DIFF_DESCRIPTION,
+            http_route="GET /v1/environments/{older}/diff/{newer}",
+            request_model=DiffRequest,
+            response_model=DeclarationDiff,
+            call=diff,
+            render=render_diff,
             lists_output_schema=False,
         ),
         checker_tool(
