@@ -597,3 +597,17 @@ def test_cli_import_docgen_json_and_errors(tmp_path: Path) -> None:
     assert readable.returncode == EXIT_STATUS[ErrorCode.INVALID_STREAM]
     assert "declaration-data-A.bmp" in readable.stderr and "unknown kind 'macro'" in readable.stderr
     assert verify_catalog(CatalogPaths.of(tmp_path / "root", "docs")).catalog.declaration_count == 2
+
+
+@pytest.mark.parametrize(
+    "link",
+    ["./Init/Core.html#Nat.add_comm", "./M.html#Nat.«term_≠_».x", "./A/./B.html#x", "./A/../B.html#x", "../up.html",
+     "./A//B.html", "https://elsewhere.example/x.html", "./Mathlib/Order/Basic.html#a/.b", "#only-anchor"],
+)
+def test_doc_links_resolve_as_rfc_3986_does(link: str) -> None:
+    from urllib.parse import urljoin
+
+    from leanindex.docgen.links import doc_url
+
+    base = "https://docs.example.org/site/"
+    assert doc_url(link, base) == urljoin(base, link)
