@@ -340,7 +340,10 @@ def test_real_declarations_keep_their_source_link_and_resolve_their_doc_link() -
 
 
 @pytest.mark.parametrize(
-    "base", ["ftp://docs.example.org/", "docs.example.org/site/", "https://", "https://docs.example.org/?page=1", "/local/docs/"]
+    "base",
+    ["ftp://docs.example.org/", "docs.example.org/site/", "https://", "https://docs.example.org/?page=1", "/local/docs/",
+     "https://x.org:99999/docs/", "https://x.org/do cs/", "https://x.org/docs/<script>/", 'https://x.org/a"b/',
+     "https://user:pw@x.org/docs/", " https://x.org/docs/ ", "https://x.org/d\u00e9/"],
 )
 def test_a_bad_doc_base_is_refused_before_anything_is_read(tmp_path: Path, base: str) -> None:
     write_module(tmp_path / "in", "A", [declaration("A.x")])

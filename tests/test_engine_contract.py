@@ -330,6 +330,20 @@ def test_cursor_from_another_query(engine: Engine) -> None:
         assert "different query" in error.message
 
 
+def test_cursor_survives_naming_the_default_order_and_names_the_other_order_a_different_query(engine: Engine) -> None:
+    first = search(engine, name_contains="add", result_limit=1)
+    named = search(engine, name_contains="add", order="name", result_limit=1)
+    assert first.next_cursor and named.next_cursor
+    # Leaving the order out and naming the default are one query: each cursor serves both.
+    assert search(engine, name_contains="add", order="name", result_limit=50, after=first.next_cursor).results == \
+        search(engine, name_contains="add", result_limit=50, after=named.next_cursor).results
+    ranked = search(engine, name_contains="add", order="relevance", result_limit=1)
+    assert ranked.next_cursor
+    for cursor, order in ((ranked.next_cursor, None), (first.next_cursor, "relevance")):
+        error = refused(lambda: search(engine, name_contains="add", order=order, after=cursor), ErrorCode.INVALID_REQUEST)
+        assert "different query" in error.message and error.details == {"field": "after"}
+
+
 def test_cursor_survives_a_new_limit_and_another_spelling_of_the_id(engine: Engine) -> None:
     first = search(engine, name_contains="add", result_limit=2)
     rest = search(engine, environment="sample", name_contains="add", result_limit=50, after=first.next_cursor)

@@ -10,23 +10,34 @@ only, so the link of a declaration that was since removed or renamed may not res
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urljoin, urlsplit
 
 from ..errors import ErrorCode, LeanIndexError
 
 DEFAULT_DOC_BASE = "https://leanprover-community.github.io/mathlib4_docs/"
+# RFC 3986's unreserved, reserved and `%` characters: a base holding anything else (a space, `"`,
+# `<`) would be written into every doc_url as it is.
+_URL_TEXT = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 
 
 def doc_base(url: str) -> str:
-    """`url` checked as a doc site base: an absolute `http` or `https` URL with a host, without
-    query or fragment; a missing trailing `/` is added (so relative links resolve below it,
+    """`url` checked as a doc site base: an absolute `http` or `https` URL with a host (and a
+    valid port, no user name or password), without query or fragment, made only of characters a
+    URL holds unescaped (RFC 3986; no spaces, so none around it either); a missing trailing `/` is added (so relative links resolve below it,
     not beside it). Raises `LeanIndexError(invalid_request)` with `details.field: doc_base`
     otherwise."""
-    parts = urlsplit(url.strip()) if isinstance(url, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+    parts = urlsplit(url) if isinstance(url, str) and _URL_TEXT.fullmatch(url) else None
+    try:
+        port_ok = parts is not None and (parts.port is None or parts.port > 0)
+    except ValueError:
+        port_ok = False
+    if (parts is None or not port_ok or parts.scheme not in ("http", "https") or not parts.hostname
+            or parts.username is not None or parts.query or parts.fragment):
         raise LeanIndexError(
             ErrorCode.INVALID_REQUEST,
-            f"doc base {url!r} is not an absolute http(s) URL without query or fragment, e.g. {DEFAULT_DOC_BASE}",
+            f"doc base {url!r} is not an absolute http(s) URL (a host, a valid port, no user, query or fragment, "
+            f"only characters a URL may hold unescaped), e.g. {DEFAULT_DOC_BASE}",
             {"field": "doc_base", "value": url},
         )
     text = parts.geturl()

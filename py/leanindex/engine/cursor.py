@@ -24,9 +24,13 @@ _CURSOR_TEXT = re.compile(r"[A-Za-z0-9_-]+")  # what encode_cursor writes: unpad
 
 
 def query_fingerprint(request: SearchRequest) -> str:
-    """A short digest of the request's filters (environment lower-cased; limit and cursor left out)."""
+    """A short digest of the request's filters and the order it answers in (environment
+    lower-cased; limit and cursor left out). The order is the effective one
+    (`SearchRequest.ranked()`), so a request that leaves the order out and one that names the same
+    order as its default are one query."""
     data = request.model_dump(mode="json", exclude={"result_limit", "after"})
     data["environment"] = normalize_profile(data["environment"])
+    data["order"] = "relevance" if request.ranked() else "name"
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -49,7 +53,7 @@ def decode_cursor(cursor: str, catalog_digest: str, request: SearchRequest, size
         version, catalog, query, pos = payload["v"], payload["c"], payload["q"], payload["p"]
     except (binascii.Error, ValueError, KeyError, TypeError):
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"}) from None
-    if type(version) is not int or version != _VERSION or type(pos) is not int or not 0 <= pos < size:
+    if type(version) is not int or version != _VERSION or type(pos) is not int:
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"})
     if catalog != catalog_digest[:16]:
         raise LeanIndexError(
@@ -63,4 +67,7 @@ def decode_cursor(cursor: str, catalog_digest: str, request: SearchRequest, size
             "cursor belongs to a different query; send the same filters and order as the request that returned it",
             {"field": "after"},
         )
+    # The range is checked last: a key of the other order is a different query, not malformed.
+    if not 0 <= pos < size:
+        raise LeanIndexError(ErrorCode.INVALID_REQUEST, "malformed cursor", {"field": "after"})
     return pos

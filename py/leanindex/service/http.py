@@ -223,7 +223,12 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
     ) -> DeclarationDiff:
         """Per-declaration changes from `older` to `newer` (`lean.catalog.diff`): counts of
         added, removed, retyped, deprecated and renamed declarations, then a page of them;
-        `409 not_recorded` when a listed category needs deprecation a catalog does not record."""
+        `409 not_recorded` when a listed category needs deprecation a catalog does not record;
+        `400 invalid_request` for a query parameter other than these three (`categories`, say,
+        which would otherwise be dropped unseen and list every category)."""
+        unknown = sorted(set(request.query_params) - {"category", "limit", "after"})
+        if unknown:
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"unknown query parameter {unknown[0]!r} (the parameters are category, limit and after)", {"field": unknown[0]})
         body = DiffRequest(older=older, newer=newer, categories=category or [], limit=limit, after=after)
         return await _answer(engine, metrics, request, older, tools[DIFF].call(body))
 
