@@ -614,3 +614,39 @@ def test_doc_links_resolve_as_rfc_3986_does(link: str) -> None:
 
     base = "https://docs.example.org/site/"
     assert doc_url(link, base) == urljoin(base, link)
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_worker_processes_convert_exactly_as_this_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: str) -> None:
+    """Past `SERIAL_FILES` files, worker processes convert: same lines, counts, modules, commits
+    and merges as converting every file here, and a bad file's error is the same error."""
+    import threading
+
+    from leanindex.docgen import importer
+
+    monkeypatch.setattr(importer, "SERIAL_FILES", 3)
+    folder = tmp_path / "in"
+    for i in range(12):
+        write_module(folder, f"M{i:02}", [declaration(f"M{i:02}.x{j}", doc=f"doc {j}") for j in range(5)] + [declaration("Shared.same")])
+    if start == "spawn":  # as with another live thread: the importer spawns instead of forking
+        monkeypatch.setattr(threading, "active_count", lambda: 2)
+
+    def collected(workers: int) -> tuple:
+        collection = collect_docgen(folder, workers=workers)
+        try:
+            return (list(collection.lines), collection.modules, collection.imports, collection.commits,
+                    collection.files, collection.declarations_read, collection.merged)
+        finally:
+            collection.lines.close()
+
+    here, workers = collected(0), collected(2)
+    assert workers == here
+    assert here[4] == 12 and here[5] == 72 and len(here[6]) == 11  # `Shared.same` merged 11 times
+
+    write_module(folder, "M10", [declaration("M10.x", kind="macro")])
+    errors = []
+    for count in (0, 2):
+        with pytest.raises(LeanIndexError) as refused:
+            collect_docgen(folder, workers=count)
+        errors.append((refused.value.code, refused.value.message, refused.value.details))
+    assert errors[0] == errors[1] and errors[0][0] == ErrorCode.INVALID_STREAM and "declaration-data-M10.bmp" in errors[0][1]

@@ -145,6 +145,11 @@ class LeanIndexError(Exception):
         self.message = message
         self.details = details or {}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by its three parts (a worker process raises it: `docgen.importer`); the default
+        # would call `__init__(message)`.
+        return (type(self), (self.code, self.message, self.details))
+
     def body(self) -> ErrorBody:
         """The shared error object's body."""
         return ErrorBody(code=self.code.value, message=self.message, details=self.details)

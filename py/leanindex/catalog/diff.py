@@ -311,6 +311,17 @@ class DeclarationChange(Frozen):
     deprecated_to: str | None = None
     deprecated_since: str | None = None
 
+    def details(self) -> list[str]:
+        """What a one-line rendering adds after the name: `type_before -> type_after` for
+        `retyped`, `deprecated_to X since Y` (`-` for a part Lean did not record) when there is a
+        deprecation entry; empty otherwise."""
+        details = []
+        if self.category == "retyped":
+            details.append(f"{self.type_before} -> {self.type_after}")
+        if self.deprecated_to is not None or self.deprecated_since is not None:
+            details.append(f"deprecated_to {self.deprecated_to or '-'} since {self.deprecated_since or '-'}")
+        return details
+
 
 class DeclarationDiff(Frozen):
     """What changed from the `older` to the `newer` catalog, per declaration.

@@ -28,6 +28,9 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
   declarations strictly inside a namespace are one contiguous range.
 - `binders.npy`, `uses.npy`, `static_rank.npy`: the static part of relevance order
   (`catalog.ranking`).
+- `result_blocks.npy`, `result_block_starts.npy`, `result_block_sizes.npy`: the result fields
+  of every record in compressed blocks (`catalog.rows`), so a page of scattered results is read
+  without the database.
 - `text/`: the BM25 index over names, docstrings and types (`catalog.text`).
 """
 
@@ -36,12 +39,14 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
 import pydivsufsort
 
 from .ranking import write_ranking
+from .rows import RESULT_ARRAYS, read_result_rows, write_result_rows
 from .text import TEXT_FILES, write_text_index
 
 INDEX_DIR = "index"
@@ -70,6 +75,7 @@ _ARRAYS = (
     "binders",
     "uses",
     "static_rank",
+    *RESULT_ARRAYS,
 )
 
 
@@ -127,6 +133,7 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     arrays["ns_keys"], arrays["ns_key_starts"] = keys, key_starts
     arrays["ns_pos"] = np.fromiter((p for _, p in keyed), dtype=np.int32, count=len(keyed))
     arrays.update(write_ranking(con, catalog_dir, np.diff(starts) - 1))
+    arrays.update(write_result_rows(con))
     written = []
     for name in _ARRAYS:
         np.save(out / f"{name}.npy", arrays[name], allow_pickle=False)
@@ -181,6 +188,9 @@ class SearchIndex:
     binders: np.ndarray
     uses: np.ndarray
     static_rank: np.ndarray
+    result_blocks: np.ndarray
+    result_block_starts: np.ndarray
+    result_block_sizes: np.ndarray
 
     @classmethod
     def load(cls, catalog_dir: Path) -> SearchIndex:
@@ -204,6 +214,11 @@ class SearchIndex:
     def size(self) -> int:
         """Number of declarations."""
         return len(self.kind)
+
+    def result_rows(self, positions: np.ndarray) -> dict[int, dict[str, Any]]:
+        """The result fields (`rows.RESULT_FIELDS`) of each of `positions` (valid positions),
+        keyed by position (`catalog.rows`)."""
+        return read_result_rows(self.result_blocks, self.result_block_starts, self.result_block_sizes, positions)
 
     def positions_containing(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
         """Sorted unique positions whose printed name contains `pattern` (`pattern` non-empty

@@ -204,12 +204,8 @@ def print_declaration_diff(report: DeclarationDiff) -> None:
         stdout.print(f"{category:<13} {shown}")
     marks = {"added": "+", "removed": "-", "retyped": "~", "deprecated": "!", "renamed": ">"}
     for change in report.changes:
-        line = f"  {marks[change.category]} {change.category:<10} {change.name}"
-        if change.category == "retyped":
-            line += f"\n      before: {change.type_before}\n      after:  {change.type_after}"
-        elif change.deprecated_to is not None or change.deprecated_since is not None:
-            line += f"  -> {change.deprecated_to or '(no replacement)'}  since {change.deprecated_since or '(not given)'}"
-        stdout.print(line, markup=False, highlight=False)
+        details = "".join(f"\n      {detail}" for detail in change.details())
+        stdout.print(f"  {marks[change.category]} {change.category:<10} {change.name}{details}", markup=False, highlight=False)
     if report.next_cursor is not None:
         stdout.print(f"more          --after {report.next_cursor}")
 

@@ -84,29 +84,37 @@ _CLOSING = ")]}⦄⟩⟧"
 _LINK_TEXT = re.compile(r'<a [^>]*?href="\./[^"#]*\.html#([^"]+)"[^>]*>(.*?)</a>', re.S)
 
 
-def _top_level_cuts(html: str) -> list[int]:
-    """Offsets in `html` just after each `→` and after the `,` of each `∀ ...,` that stand
-    outside brackets and outside tags: where a binder of the type ends."""
-    cuts, depth, in_tag, forall_open = [], 0, False, 0
-    for at, char in enumerate(html):
-        if char == "<":
-            in_tag = True
-        elif char == ">" and in_tag:
-            in_tag = False
-        elif in_tag:
-            continue
+# A tag (to its `>`, or to the end when unclosed) or one character a binder scan reads.
+_STRUCTURE = re.compile(r"<[^>]*(?:>|$)|[" + re.escape(_OPENING + _CLOSING) + r"∀,→]")
+
+
+def _structure(html: str, watch: frozenset[int] = frozenset()) -> tuple[list[int], dict[int, int]]:
+    """One pass over the text of `html` outside tags: the offsets just after each `→` and after
+    the `,` of each `∀ ...,` that stand outside brackets (where a binder of the type ends), and
+    at each offset of `watch` where a tag starts, openers less closers before it. Only the tags
+    and the characters that matter are visited (a regular expression finds them)."""
+    cuts: list[int] = []
+    depths: dict[int, int] = {}
+    depth = forall_open = balance = 0
+    for match in _STRUCTURE.finditer(html):
+        char = match.group()
+        if char[0] == "<":
+            if match.start() in watch:
+                depths[match.start()] = balance
         elif char in _OPENING:
             depth += 1
+            balance += 1
         elif char in _CLOSING:
             depth = max(depth - 1, 0)
+            balance -= 1
         elif depth == 0 and char == "∀":
             forall_open += 1
         elif depth == 0 and char == "," and forall_open:
             forall_open -= 1
-            cuts.append(at + 1)
+            cuts.append(match.end())
         elif depth == 0 and char == "→" and not forall_open:
-            cuts.append(at + 1)
-    return cuts
+            cuts.append(match.end())
+    return cuts, depths
 
 
 def conclusion(type_html: str) -> tuple[tuple[str, ...], str | None]:
@@ -115,21 +123,16 @@ def conclusion(type_html: str) -> tuple[tuple[str, ...], str | None]:
     first link when the conclusion's text starts with that link's text (`Group G`), else the
     only top-level link (`a = b`), else None. Notation that links nothing (`∑ x ∈ s, f x`)
     and instance arguments, which doc-gen4 does not print, are missed."""
-    cuts = _top_level_cuts(type_html)
+    cuts, _ = _structure(type_html)
     tail = type_html[cuts[-1] :] if cuts else type_html
     links = [(m.start(), _constant(m.group(1)), _plain(m.group(2)).strip()) for m in _LINK_TEXT.finditer(tail)]
     constants = tuple(sorted({constant for _, constant, _ in links}))
     text = collapse_whitespace(_plain(tail))
     if links and links[0][2] and text.startswith(links[0][2]):
         return constants, links[0][1]
-    top = [constant for start, constant, _ in links if _depth_at(tail, start) == 0]
+    _, depths = _structure(tail, frozenset(start for start, _, _ in links))
+    top = [constant for start, constant, _ in links if depths[start] == 0]
     return constants, top[0] if len(top) == 1 else None
-
-
-def _depth_at(html: str, offset: int) -> int:
-    """The bracket depth of the text of `html` before `offset` (tags skipped)."""
-    text = _TAG.sub("", html[:offset])
-    return sum(c in _OPENING for c in text) - sum(c in _CLOSING for c in text)
 
 
 def parse_header(html: str) -> RenderedHeader:

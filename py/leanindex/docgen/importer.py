@@ -14,10 +14,14 @@ extractor's output.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
 import tempfile
+import threading
 from array import array
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +35,7 @@ from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, 
 from ..version import __version__
 from . import links
 from .convert import convert_module
-from .files import ProgressCallback, iter_docgen_files, module_of_file
+from .files import DocgenFile, ProgressCallback, iter_docgen_files, module_of_file
 from .links import DEFAULT_DOC_BASE
 
 EXTRACTOR_NAME = "leanindex-docgen-import"
@@ -159,6 +163,69 @@ class DocgenCollection:
         return self.commits.get(MATHLIB_REPOSITORY)
 
 
+#: Files converted in this process before worker processes take over: a small import (most
+#: test and project folders) never pays their start-up (about a second each).
+SERIAL_FILES = 32
+#: Worker processes converting files once an import has more than `SERIAL_FILES` of them, and
+#: how many files each may have queued: reading the archive and ordering the records stays in
+#: this process, so with two cores the conversion runs beside it.
+CONVERT_WORKERS = 2
+_QUEUED_PER_WORKER = 4
+
+
+@dataclass
+class _ConvertedLines:
+    """One converted file as a worker returns it: each record as (name, `name_sort_key`, NDJSON
+    line), which pickle far more cheaply than the record models."""
+
+    module: str
+    imports: list[str]
+    commits: dict[str, set[str]]
+    records: list[tuple[str, tuple, bytes]]
+
+
+def _convert_lines(file: DocgenFile, base: str) -> _ConvertedLines:
+    converted = convert_module(file, base)
+    return _ConvertedLines(
+        module=converted.module,
+        imports=converted.imports,
+        commits=converted.commits,
+        records=[(r.name, name_sort_key(r.components), r.model_dump_json().encode()) for r in converted.records],
+    )
+
+
+def _converted_files(files: Iterator[DocgenFile], base: str, workers: int) -> Iterator[tuple[DocgenFile, _ConvertedLines]]:
+    """Each file with its conversion, in the order read: the first `SERIAL_FILES` here, the
+    rest in `workers` processes (none when `workers` is 0), at most `_QUEUED_PER_WORKER` per
+    worker queued. A conversion's error is raised here, for its file, after the files before it."""
+    for _ in range(SERIAL_FILES):
+        file = next(files, None)
+        if file is None:
+            return
+        yield file, _convert_lines(file, base)
+    if not workers:
+        for file in files:
+            yield file, _convert_lines(file, base)
+        return
+    # `fork` starts a worker in milliseconds and runs no module again, but copies other threads'
+    # locks in whatever state they are: with other Python threads alive (a progress bar, a
+    # server), `spawn`, which starts a fresh interpreter (and needs a script's `__main__` guard).
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+    queued: deque[tuple[DocgenFile, Future[_ConvertedLines]]] = deque()
+    try:
+        for file in files:
+            queued.append((file, pool.submit(_convert_lines, file, base)))
+            if len(queued) >= workers * _QUEUED_PER_WORKER:
+                done, future = queued.popleft()
+                yield done, future.result()
+        while queued:
+            done, future = queued.popleft()
+            yield done, future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 @dataclass(slots=True)
 class _Entry:
     key: tuple
@@ -177,8 +244,11 @@ def collect_docgen(
     on_progress: ProgressCallback | None = None,
     doc_base: str = DEFAULT_DOC_BASE,
     module_prefixes: Sequence[str] | None = None,
+    workers: int = CONVERT_WORKERS,
 ) -> DocgenCollection:
     """Read and convert a doc-gen4 output (folder or `.tar.xz`), see the module docstring.
+    Past the first `SERIAL_FILES` files, `workers` processes convert them (0: none); the result
+    is the same either way.
 
     With `module_prefixes`, only the files of modules equal to or under one of them are
     converted (`in_prefixes`), e.g. `Init`, `Std`, `Lean`, `Lake` for the Lean core part of a
@@ -194,7 +264,7 @@ def collect_docgen(
     base = links.doc_base(doc_base)
     spilled = SpilledLines()
     try:
-        return _collect(path, on_progress, spilled, base, module_prefixes)
+        return _collect(path, on_progress, spilled, base, module_prefixes, workers)
     except BaseException:
         spilled.close()
         raise
@@ -202,7 +272,7 @@ def collect_docgen(
 
 def _collect(
     path: str | Path, on_progress: ProgressCallback | None, spilled: SpilledLines, base: str,
-    module_prefixes: Sequence[str] | None,
+    module_prefixes: Sequence[str] | None, workers: int,
 ) -> DocgenCollection:
     entries: dict[str, _Entry] = {}
     imports_of: dict[str, list[str]] = {}
@@ -211,13 +281,16 @@ def _collect(
     merged: list[MergedDuplicate] = []
     files = declarations = 0
     matched: set[str] = set()
-    for file in iter_docgen_files(path, on_progress):
-        if module_prefixes is not None:
-            module = module_of_file(file.name)
-            if not in_prefixes(module, module_prefixes):
-                continue
-            matched.update(prefix for prefix in module_prefixes if in_prefixes(module, [prefix]))
-        converted = convert_module(file, base)
+    def kept() -> Iterator[DocgenFile]:
+        for file in iter_docgen_files(path, on_progress):
+            if module_prefixes is not None:
+                module = module_of_file(file.name)
+                if not in_prefixes(module, module_prefixes):
+                    continue
+                matched.update(prefix for prefix in module_prefixes if in_prefixes(module, [prefix]))
+            yield file
+
+    for file, converted in _converted_files(kept(), base, workers):
         if converted.module in imports_of:
             raise LeanIndexError(
                 ErrorCode.INVALID_STREAM,
@@ -229,20 +302,16 @@ def _collect(
         file_of[converted.module] = file.name
         for repository, seen in converted.commits.items():
             commits.setdefault(repository, set()).update(seen)
-        for record in converted.records:
+        for name, key, line in converted.records:
             declarations += 1
-            entry = _Entry(
-                key=name_sort_key(record.components),
-                module=converted.module,
-                index=spilled.append(record.model_dump_json().encode()),
-            )
-            earlier = entries.get(record.name)
+            entry = _Entry(key=key, module=converted.module, index=spilled.append(line))
+            earlier = entries.get(name)
             if earlier is None:
-                entries[record.name] = entry
+                entries[name] = entry
                 continue
-            merged.append(_merge(record.name, earlier, entry, file_of, spilled))
+            merged.append(_merge(name, earlier, entry, file_of, spilled))
             if entry.module < earlier.module:
-                entries[record.name] = entry
+                entries[name] = entry
     unmatched = sorted(set(module_prefixes or []) - matched)
     if unmatched:
         raise LeanIndexError(

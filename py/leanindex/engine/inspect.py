@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 
 from ..errors import ErrorCode, LeanIndexError
 from ..models import INSPECT_RECORD_FIELDS, DeclarationFlags, InspectRequest, InspectResponse, display_profile
-from ..names import format_name
+from ..names import format_name, printed_namespace
 from ..records import FLAG_FIELDS, DeclarationRecord
 from .filters import parse_request_name
 from .loaded import LoadedCatalog
-from .search import decoded_row
 
 
 def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
@@ -69,6 +69,14 @@ def _row_named(catalog: LoadedCatalog, name: str) -> dict[str, Any] | None:
     try:
         cur.execute("SELECT record FROM declarations WHERE name = ?", [name])
         row = cur.fetchone()
-        return decoded_row(row[0]) if row is not None else None
+        return _decoded_row(row[0]) if row is not None else None
     finally:
         cur.close()
+
+
+def _decoded_row(record: str) -> dict[str, Any]:
+    """A stored record (the validated stream line) with its namespace; the builder checked
+    that the name reads back to exactly the record's components."""
+    row = json.loads(record)
+    row["namespace"] = printed_namespace(row["name"], row["components"])
+    return row

@@ -153,12 +153,7 @@ def render_diff(response: DeclarationDiff) -> str:
         *(f"not recorded: {reason}" for reason in sorted(set(response.not_recorded.values()))),
     ]
     for change in response.changes:
-        line = f"{change.category} {change.name}"
-        if change.category == "retyped":
-            line += f" | {change.type_before} -> {change.type_after}"
-        if change.deprecated_to is not None or change.deprecated_since is not None:
-            line += f" | deprecated_to {change.deprecated_to or '-'} since {change.deprecated_since or '-'}"
-        lines.append(line)
+        lines.append(" | ".join([f"{change.category} {change.name}", *change.details()]))
     if response.next_cursor is not None:
         lines.append(f"next_cursor {response.next_cursor}")
     return "\n".join(lines)
