@@ -241,6 +241,7 @@ def test_http_mcp_and_client_give_the_engine_answer(tmp_path: Path) -> None:
                 first = client.diff("OLD", "new", limit=2)
                 assert [first, client.diff("old", "NEW", limit=2, after=first.next_cursor)] == expected
                 assert [c.name for c in client.diff("old", "new", ["renamed"]).changes] == ["C"]
+                assert client.diff("old", "new", "renamed") == client.diff("old", "new", ["renamed"])  # one category, not its letters
                 with pytest.raises(LeanIndexError) as bad:
                     client.diff("old", "new", after="x" + expected[0].next_cursor)
                 assert bad.value.code == ErrorCode.INVALID_REQUEST
@@ -289,4 +290,9 @@ def test_import_docgen_module_prefixes_keep_those_modules_and_those_under_them(t
     with pytest.raises(LeanIndexError) as refused:
         import_docgen(data, tmp_path / "other", "core", module_prefixes=["Init", "Lake"])
     assert refused.value.code == ErrorCode.INVALID_REQUEST and refused.value.details == {"module_prefixes": ["Lake"]}
+    for malformed in ("", "Init.", "Init..Data", "Init.3"):
+        with pytest.raises(LeanIndexError) as refused:
+            import_docgen(data, tmp_path / "other", "core", module_prefixes=["Init", malformed])
+        assert refused.value.code == ErrorCode.INVALID_REQUEST
+        assert refused.value.details == {"field": "module_prefixes", "value": malformed}
     assert not (tmp_path / "other" / "catalog").exists()

@@ -252,18 +252,21 @@ class Client:
             after = page.next_cursor
 
     def diff(
-        self, older: str, newer: str, categories: Sequence[str] = (), *, limit: int = 100, after: str | None = None
+        self, older: str, newer: str, categories: str | Sequence[str] = (), *, limit: int = 100, after: str | None = None
     ) -> DeclarationDiff:
         """One page of what changed from environment `older` to `newer`, per declaration
         (`lean.catalog.diff`; rules in docs/diff.md): counts of added, removed, retyped,
         deprecated and renamed (null when not recorded), then up to `limit` changes of
-        `categories` (default every recorded one); pass the answer's `next_cursor` as `after`.
+        `categories` (one category or several; default every recorded one); pass the answer's
+        `next_cursor` as `after`.
 
         Raises `LeanIndexError`: `invalid_request` (bad category, limit or cursor),
         `not_recorded` (a listed category needs deprecation a catalog does not record), and as
         `search`.
         """
-        request = _validated(DiffRequest, older=older, newer=newer, categories=list(categories), limit=limit, after=after)
+        # One category as a plain string, not its letters.
+        listed = [categories] if isinstance(categories, str) else list(categories)
+        request = _validated(DiffRequest, older=older, newer=newer, categories=listed, limit=limit, after=after)
         return self._backend.diff(request)
 
     def inspect(self, environment: str, declaration_name: str) -> InspectResponse:

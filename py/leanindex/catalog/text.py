@@ -111,9 +111,15 @@ def write_text_index(catalog_dir: Path) -> list[str]:
     for batch in parquet.iter_batches(columns=["name", "doc", "type"], batch_size=65_536):
         names, docs, types = (batch.column(i).to_pylist() for i in range(3))
         corpus.extend(words.declaration(n, d, t) for n, d, t in zip(names, docs, types))
+    if not any(corpus):
+        # A catalog whose records have no word at all still gets an index (of the empty word).
+        corpus = [[""] for _ in corpus] or [[""]]
+    # Word ids in code-point order of the words: given words, bm25s numbers them in the order of
+    # a Python set, which changes with the process's hash seed, and so would the files' bytes.
+    vocabulary = {word: i for i, word in enumerate(sorted({word for document in corpus for word in document}))}
+    ids = [[vocabulary[word] for word in document] for document in corpus]
     retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-    # A catalog whose records have no word at all still gets an index (of the empty word).
-    retriever.index(corpus if any(corpus) else [[""] for _ in corpus] or [[""]], show_progress=False)
+    retriever.index((ids, vocabulary), show_progress=False)
     retriever.save(catalog_dir / TEXT_DIR, show_progress=False)
     return list(TEXT_FILES)
 

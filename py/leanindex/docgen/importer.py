@@ -30,7 +30,7 @@ from ..base import Frozen
 from ..catalog.builder import EnvironmentFacts, build_catalog
 from ..catalog.manifest import Manifest
 from ..errors import ErrorCode, LeanIndexError
-from ..names import name_sort_key
+from ..names import NameSyntaxError, name_sort_key, parse_name
 from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, LeanInfo, record_fields
 from ..version import __version__
 from . import links
@@ -262,12 +262,31 @@ def collect_docgen(
     modules that is not the same theorem twice (both files are named).
     """
     base = links.doc_base(doc_base)
+    for prefix in module_prefixes or []:
+        _check_module_prefix(prefix)
     spilled = SpilledLines()
     try:
         return _collect(path, on_progress, spilled, base, module_prefixes, workers)
     except BaseException:
         spilled.close()
         raise
+
+
+def _check_module_prefix(prefix: str) -> None:
+    """Refuse (`invalid_request`, naming the field) a module prefix that is not a module name:
+    dot-separated components, none of them numeric, as Lean prints `Init.Data.List`."""
+    try:
+        components = parse_name(prefix)
+    except NameSyntaxError as error:
+        problem = str(error)
+    else:
+        problem = "" if components and all(isinstance(c, str) for c in components) else "a module name has only text components"
+    if problem:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"module prefix {prefix!r} is not a module name: {problem}",
+            {"field": "module_prefixes", "value": prefix},
+        )
 
 
 def _collect(

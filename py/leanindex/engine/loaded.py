@@ -96,10 +96,9 @@ class LoadedCatalog:
             index = SearchIndex.load(paths.catalog_dir)
             text = TextIndex(paths.catalog_dir)
             database = connect_duckdb(paths.database, read_only=True)
-            # Serving reads a few rows per call (a result page, one inspected record), which one
-            # thread answers sooner than two: on the 800k synthetic catalog a page of 10 rows from
-            # different row groups (relevance order) cost 1.3-1.8 ms more than 10 adjacent rows on
-            # two threads and 0.3-0.6 ms more on one; an inspect look-up 2.4 ms against 0.9 ms.
+            # Serving reads one record per call (an inspect; result pages come from the index's
+            # result blocks), which one thread answers sooner than two: on the 800k synthetic
+            # catalog 0.9 ms against 2.4 ms.
             database.execute("SET threads = 1")
         except (OSError, ValueError, duckdb.Error) as error:
             raise LeanIndexError(
