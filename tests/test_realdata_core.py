@@ -2,25 +2,32 @@
 (`../shared/realdata/docgen-core-v4.33.0.tar.xz`, 2,463 modules), checked against facts a Lean
 user knows and against counts taken from the archive independently of the importer.
 
-The catalog is built once per session in a temporary folder (about 15 s here).
+That archive is byte for byte the one leanindex ships (checked first), so the catalog is the one
+the session's first `leanindex demo` imports (`embedded_demo`, shared with the newcomer and diff
+tests): one import of those 86,957 declarations per session, not two.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 
 import pytest
 
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.catalog.verify import verify_catalog
-from leanindex.docgen import DocgenImport, import_docgen
+from leanindex.catalog.manifest import Manifest
+from leanindex.embedded import EMBEDDED_PROFILE, embedded_archive
 from leanindex.engine import Engine
 from leanindex.models import InspectRequest, SearchRequest
 
+from embedded_support import DemoRun
 from realdata_support import CORE_ARCHIVE, archive_declaration_names, realdata_path
 
 pytestmark = pytest.mark.realdata
 
+ENVIRONMENT = EMBEDDED_PROFILE.upper()
 LEAN_COMMIT = "d8b18978322de05a8f3dba51ef03cf5461676c17"
 
 
@@ -30,9 +37,12 @@ def core_archive() -> Path:
 
 
 @pytest.fixture(scope="session")
-def core_build(core_archive: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DocgenImport]:
-    root = tmp_path_factory.mktemp("docgen-core")
-    return root, import_docgen(core_archive, root, "core", lean_version="v4.33.0")
+def core_build(core_archive: Path, embedded_demo: DemoRun) -> tuple[Path, Manifest, str]:
+    """The root, verified manifest and import summary (the demo's output) of the catalog of
+    `core_archive`, which the first `leanindex demo` of the session imported."""
+    assert hashlib.sha256(core_archive.read_bytes()).digest() == hashlib.sha256(embedded_archive().read_bytes()).digest()
+    assert embedded_demo.returncode == 0, embedded_demo.stderr
+    return embedded_demo.root, verify_catalog(CatalogPaths.of(embedded_demo.root, EMBEDDED_PROFILE)), embedded_demo.stdout
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +51,7 @@ def core_names(core_archive: Path) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def engine(core_build: tuple[Path, DocgenImport]):
+def engine(core_build: tuple[Path, Manifest, str]):
     engine = Engine(core_build[0])
     yield engine
     engine.close()
@@ -51,7 +61,7 @@ def _all_results(engine: Engine, **filters) -> tuple[list, int]:
     """Every result of a search, following cursors; and the `total_matches` of the first page."""
     results, after, total = [], None, None
     while True:
-        response = engine.search(SearchRequest(environment="CORE", result_limit=50, after=after, **filters))
+        response = engine.search(SearchRequest(environment=ENVIRONMENT, result_limit=50, after=after, **filters))
         total = response.total_matches if total is None else total
         results.extend(response.results)
         if response.next_cursor is None:
@@ -60,19 +70,19 @@ def _all_results(engine: Engine, **filters) -> tuple[list, int]:
 
 
 def test_declaration_count_equals_the_declarations_in_the_files(core_build, core_names: list[str]) -> None:
-    _, result = core_build
+    _, manifest, summary = core_build
     assert len(core_names) == 86_957  # the README's figure
     assert len(set(core_names)) == len(core_names)  # no name twice in core
-    assert result.declarations_read == len(core_names)
-    assert result.merged == []
-    assert result.manifest.catalog.declaration_count == len(core_names)
-    assert result.manifest.catalog.visible_count == len(core_names)  # doc-gen4 has no private/internal ones
+    read = re.search(r"^read +([\d,]+) files, ([\d,]+) declarations$", summary, re.M)
+    assert read is not None, summary
+    assert int(read.group(2).replace(",", "")) == len(core_names)
+    assert "merged" not in summary  # no name documented twice
+    assert manifest.catalog.declaration_count == len(core_names)
+    assert manifest.catalog.visible_count == len(core_names)  # doc-gen4 has no private/internal ones
 
 
 def test_manifest_states_doc_gen4_its_commits_and_approximations(core_build) -> None:
-    root, result = core_build
-    manifest = verify_catalog(CatalogPaths.of(root, "core"))
-    assert manifest == result.manifest
+    _, manifest, _ = core_build
     assert manifest.source.kind == "doc-gen4"
     assert manifest.extractor.name == "leanindex-docgen-import"
     assert (manifest.lean.version, manifest.lean.githash) == ("4.33.0", LEAN_COMMIT)
@@ -84,7 +94,7 @@ def test_manifest_states_doc_gen4_its_commits_and_approximations(core_build) -> 
 
 
 def test_nat_add_comm(engine: Engine) -> None:
-    found = engine.inspect(InspectRequest(environment="CORE", declaration_name="Nat.add_comm"))
+    found = engine.inspect(InspectRequest(environment=ENVIRONMENT, declaration_name="Nat.add_comm"))
     assert found.kind.value == "theorem"
     assert found.module is not None and found.module.startswith("Init.")
     assert {"Eq", "HAdd.hAdd", "Nat"} <= set(found.type_constants)
@@ -109,7 +119,7 @@ def test_constants_list_length_and_happend(engine: Engine) -> None:
     assert {"List.length_append", "List.append_inj", "List.append_inj_left"} <= names
     assert len(names) == total
     for name in ("List.length_append", "List.append_inj"):
-        found = engine.inspect(InspectRequest(environment="CORE", declaration_name=name))
+        found = engine.inspect(InspectRequest(environment=ENVIRONMENT, declaration_name=name))
         assert {"List.length", "HAppend.hAppend"} <= set(found.type_constants)
 
 
@@ -128,7 +138,7 @@ def test_constants_list_length_and_happend(engine: Engine) -> None:
     ],
 )
 def test_kinds_and_flags_a_lean_user_knows(engine: Engine, name: str, kind: str, flags: set[str]) -> None:
-    found = engine.inspect(InspectRequest(environment="CORE", declaration_name=name))
+    found = engine.inspect(InspectRequest(environment=ENVIRONMENT, declaration_name=name))
     assert found.kind.value == kind
     assert {flag for flag, value in found.flags.model_dump().items() if value} == flags
 
@@ -136,15 +146,15 @@ def test_kinds_and_flags_a_lean_user_knows(engine: Engine, name: str, kind: str,
 def test_browsing_by_flag_and_instances_of_a_class(engine: Engine) -> None:
     instances, total = _all_results(engine, flags={"instance": True}, namespace_prefixes=["Nat"])
     assert total == len(instances) > 5
-    assert all(engine.inspect(InspectRequest(environment="CORE", declaration_name=r.name)).flags.is_instance for r in instances)
+    assert all(engine.inspect(InspectRequest(environment=ENVIRONMENT, declaration_name=r.name)).flags.is_instance for r in instances)
     adds, _ = _all_results(engine, instances_of="Add")
     assert "instAddNat" in {r.name for r in adds}
-    add = engine.inspect(InspectRequest(environment="CORE", declaration_name="Add"))
+    add = engine.inspect(InspectRequest(environment=ENVIRONMENT, declaration_name="Add"))
     assert add.instance_count == len(adds)
 
 
 def test_partly_qualified_constants(engine: Engine) -> None:
-    ambiguous = engine.search(SearchRequest(environment="CORE", type_pattern={"constants": ["HAppend.hAppend", "length"]}))
+    ambiguous = engine.search(SearchRequest(environment=ENVIRONMENT, type_pattern={"constants": ["HAppend.hAppend", "length"]}))
     [unknown] = ambiguous.unknown_constants
     assert unknown.name == "length" and ambiguous.total_matches == 0
     candidates = [s for s in unknown.suggestions if s.endswith(".length")]
@@ -154,8 +164,8 @@ def test_partly_qualified_constants(engine: Engine) -> None:
 def test_unknown_names_are_answered_from_the_core_catalog(engine: Engine) -> None:
     """What a checker diagnostic "Unknown identifier" carries (`Engine.close_names`): the
     namespaced lemmas an unqualified name stands for, the fix of a typo, nothing for a local."""
-    digest, (unqualified, typo, local) = engine.close_names("core", ["mul_comm", "Nat.add_com", "h"])
-    assert digest == engine.catalog("core").manifest.environment_digest
+    digest, (unqualified, typo, local) = engine.close_names(EMBEDDED_PROFILE, ["mul_comm", "Nat.add_com", "h"])
+    assert digest == engine.catalog(EMBEDDED_PROFILE).manifest.environment_digest
     assert "Nat.mul_comm" in unqualified and "Int.mul_comm" in unqualified and len(unqualified) <= 8
     assert typo[0] == "Nat.add_comm"
     assert local == []
@@ -165,7 +175,7 @@ def test_text_search_finds_nat_add_comm_from_words(engine: Engine) -> None:
     """Issue 12: "commutativity addition natural" finds `Nat.add_comm` (no docstring: the words
     come from its name's abbreviations and the `+` of its type) in the first 5, every result
     has all three words, and the answer is ordered by score."""
-    response = engine.search(SearchRequest(environment="CORE", text="commutativity addition natural", result_limit=5))
+    response = engine.search(SearchRequest(environment=ENVIRONMENT, text="commutativity addition natural", result_limit=5))
     names = [r.name for r in response.results]
     assert "Nat.add_comm" in names, names
     assert response.total_matches >= len(names) and response.stop_reason.value == "RESULT_LIMIT"
@@ -177,8 +187,8 @@ def test_text_search_finds_nat_add_comm_from_words(engine: Engine) -> None:
 def test_relevance_puts_the_exact_last_component_first(engine: Engine) -> None:
     """Name order starts `add_comm` hits alphabetically; relevance puts the declarations whose
     last component is exactly `add_comm` first, shortest name first, with the same total."""
-    by_name = engine.search(SearchRequest(environment="CORE", name_contains="add_comm", result_limit=50))
-    ranked = engine.search(SearchRequest(environment="CORE", name_contains="add_comm", order="relevance", result_limit=5))
+    by_name = engine.search(SearchRequest(environment=ENVIRONMENT, name_contains="add_comm", result_limit=50))
+    ranked = engine.search(SearchRequest(environment=ENVIRONMENT, name_contains="add_comm", order="relevance", result_limit=5))
     assert ranked.total_matches == by_name.total_matches
     first = ranked.results[0]
     assert first.name.endswith(".add_comm") and "name_hit=last_component" in [m.value for m in first.match_reasons]

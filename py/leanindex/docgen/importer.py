@@ -252,7 +252,7 @@ def collect_docgen(
 
     With `module_prefixes`, only the files of modules equal to or under one of them are
     converted (`in_prefixes`), e.g. `Init`, `Std`, `Lean`, `Lake` for the Lean core part of a
-    Mathlib documentation; a prefix that keeps no module is refused (`invalid_request`).
+    Mathlib documentation; a prefix that is not a module name or keeps no module is refused (`invalid_request`).
 
     `on_progress(done, total)` reports reading (files of a folder, compressed bytes of an
     archive); `doc_base` is the doc site the `docLink`s are resolved against (`links.py`).
