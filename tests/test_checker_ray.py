@@ -44,7 +44,8 @@ def _ray_processes(before: set[int]) -> list[psutil.Process]:
         if proc.pid in before or proc.info["status"] == psutil.STATUS_ZOMBIE:
             continue
         line = " ".join(proc.info["cmdline"] or [])
-        if "ray" in line and proc.pid != os.getpid():
+        # Ray's own programs run from its package folder; its workers are named `ray::...`.
+        if ("/ray/" in line or line.startswith("ray::")) and proc.pid != os.getpid():
             found.append(proc)
     return found
 

@@ -189,7 +189,7 @@ def test_lean_tests_step_fails_on_a_skipped_test(tmp_path: Path, bin_dir: Path, 
     work = tmp_path / "work"
     work.mkdir()
     result = _run_step(_step("lean.yml", "Lean-dependent tests (extractor and checker)"), work, bin_dir, {})
-    assert args.read_text().split() == ["-m", "lean", "-v", "-rs", "--junitxml=lean-tests.xml"]
+    assert args.read_text().split() == ["-n", "0", "-m", "lean", "-v", "-rs", "--junitxml=lean-tests.xml"]
     assert result.returncode == (1 if skipped else 0), result.stderr
     expected = "::error title=Lean test skipped::tests.test_checker_lean::test_accepted: LEANINDEX_REPL does not point"
     assert (expected in result.stdout) == skipped

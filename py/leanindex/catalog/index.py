@@ -28,7 +28,7 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
   declarations strictly inside a namespace are one contiguous range.
 - `binders.npy`, `uses.npy`, `static_rank.npy`: the static part of relevance order
   (`catalog.ranking`).
-- `result_blocks.npy`, `result_block_starts.npy`, `result_block_sizes.npy`: the result fields
+- `result_blocks.npy`, `result_block_starts.npy`, `result_row_offsets.npy`: the result fields
   of every record in compressed blocks (`catalog.rows`), so a page of scattered results is read
   without the database.
 - `text/`: the BM25 index over names, docstrings and types (`catalog.text`).
@@ -190,7 +190,7 @@ class SearchIndex:
     static_rank: np.ndarray
     result_blocks: np.ndarray
     result_block_starts: np.ndarray
-    result_block_sizes: np.ndarray
+    result_row_offsets: np.ndarray
 
     @classmethod
     def load(cls, catalog_dir: Path) -> SearchIndex:
@@ -218,7 +218,7 @@ class SearchIndex:
     def result_rows(self, positions: np.ndarray) -> dict[int, dict[str, Any]]:
         """The result fields (`rows.RESULT_FIELDS`) of each of `positions` (valid positions),
         keyed by position (`catalog.rows`)."""
-        return read_result_rows(self.result_blocks, self.result_block_starts, self.result_block_sizes, positions)
+        return read_result_rows(self.result_blocks, self.result_block_starts, self.result_row_offsets, positions)
 
     def positions_containing(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
         """Sorted unique positions whose printed name contains `pattern` (`pattern` non-empty
@@ -229,15 +229,28 @@ class SearchIndex:
         return unique_positions(self.name_owner[offsets], self.size)
 
     def occurrences(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
-        """The byte offsets in `names.npy` where `pattern` (non-empty, without NUL) occurs, in
-        suffix-array order (unsorted); `name_owner` maps them to positions."""
+        """The byte offsets in `names.npy` where `pattern` (non-empty) occurs, in suffix-array
+        order (unsorted); `name_owner` maps them to positions."""
+        lo, hi = self.suffix_range(pattern, case_sensitive)
+        return np.asarray(self.suffix_array(case_sensitive)[lo:hi], dtype=np.int64)
+
+    def suffix_array(self, case_sensitive: bool = True) -> np.ndarray:
+        """`name_sa`, or with `case_sensitive=False` `name_sa_folded`."""
+        return self.name_sa if case_sensitive else self.name_sa_folded
+
+    def suffix_range(self, pattern: str, case_sensitive: bool = True, within: tuple[int, int] | None = None) -> tuple[int, int]:
+        """The range `[lo, hi)` of `suffix_array(case_sensitive)` whose suffixes start with
+        `pattern` (non-empty; it may hold the NUL byte before and after each name, so NUL,
+        `add_comm`, NUL is exactly the name `add_comm`). `within`: a range known to hold them
+        all, such as the range of a prefix of `pattern`, to search only there."""
         needle = pattern.encode() if case_sensitive else pattern.encode().lower()
         k = len(needle)
         sa, text = (self.name_sa, self.names) if case_sensitive else (self.name_sa_folded, self.names_folded)
+        lo, hi = within if within is not None else (0, len(sa))
         probe = range(len(sa))
-        lo = bisect.bisect_left(probe, needle, key=lambda i: _bytes_at(text, int(sa[i]), k))
-        hi = bisect.bisect_right(probe, needle, lo=lo, key=lambda i: _bytes_at(text, int(sa[i]), k))
-        return np.asarray(sa[lo:hi], dtype=np.int64)
+        lo = bisect.bisect_left(probe, needle, lo=lo, hi=hi, key=lambda i: _bytes_at(text, int(sa[i]), k))
+        hi = bisect.bisect_right(probe, needle, lo=lo, hi=hi, key=lambda i: _bytes_at(text, int(sa[i]), k))
+        return lo, hi
 
     def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
         """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value

@@ -106,18 +106,19 @@ def write_text_index(catalog_dir: Path) -> list[str]:
     """Build the BM25 index of `catalog_dir/declarations.parquet` (document i is position i)
     into `catalog_dir/index/text/`; return the files written, relative to `catalog_dir`."""
     words = Words()
-    corpus: list[list[str]] = []
+    # Word ids in the order the words first occur in the catalog: given words, bm25s numbers
+    # them in the order of a Python set, which changes with the process's hash seed, and so
+    # would the files' bytes. Numbering while reading also spares bm25s a pass over every word.
+    vocabulary: dict[str, int] = {}
+    number = vocabulary.setdefault
+    ids: list[list[int]] = []
     parquet = pq.ParquetFile(catalog_dir / DECLARATIONS_FILE)
     for batch in parquet.iter_batches(columns=["name", "doc", "type"], batch_size=65_536):
         names, docs, types = (batch.column(i).to_pylist() for i in range(3))
-        corpus.extend(words.declaration(n, d, t) for n, d, t in zip(names, docs, types))
-    if not any(corpus):
+        ids.extend([number(word, len(vocabulary)) for word in words.declaration(n, d, t)] for n, d, t in zip(names, docs, types))
+    if not vocabulary:
         # A catalog whose records have no word at all still gets an index (of the empty word).
-        corpus = [[""] for _ in corpus] or [[""]]
-    # Word ids in code-point order of the words: given words, bm25s numbers them in the order of
-    # a Python set, which changes with the process's hash seed, and so would the files' bytes.
-    vocabulary = {word: i for i, word in enumerate(sorted({word for document in corpus for word in document}))}
-    ids = [[vocabulary[word] for word in document] for document in corpus]
+        vocabulary, ids = {"": 0}, [[0] for _ in ids] or [[0]]
     retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
     retriever.index((ids, vocabulary), show_progress=False)
     retriever.save(catalog_dir / TEXT_DIR, show_progress=False)
