@@ -82,9 +82,20 @@ class NameContains(SearchFilter):
     def active(cls, request: SearchRequest) -> bool:
         return request.name_contains is not None
 
+    def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
+        super().__init__(catalog, request)
+        #: Per fragment (`request.name_fragments()` order): the byte offsets of its occurrences in
+        #: the index's names (`SearchIndex.occurrences`) and the position owning each, filled by
+        #: `positions` and read again by relevance order (`relevance.name_hits`).
+        self.occurrences: list[tuple[np.ndarray, np.ndarray]] = []
+
     def positions(self) -> list[np.ndarray]:
         index = self.catalog.index
-        return [index.positions_containing(fragment, self.request.case_sensitive) for fragment in self.request.name_fragments()]
+        self.occurrences = []
+        for fragment in self.request.name_fragments():
+            offsets = index.occurrences(fragment, self.request.case_sensitive)
+            self.occurrences.append((offsets, index.name_owner[offsets]))
+        return [unique_positions(owners, index.size) for _, owners in self.occurrences]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         return [MatchReason(filter="name_contains", value=f) for f in self.request.name_fragments()]

@@ -28,7 +28,7 @@ from ..names import printed_namespace
 from ..records import Kind, SourceRange
 from .cursor import decode_cursor, encode_cursor
 from . import relevance
-from .filters import EMPTY, FILTERS, InstancesOf, SearchFilter, Text, TypeConstants, UsesConstants
+from .filters import EMPTY, FILTERS, InstancesOf, NameContains, SearchFilter, Text, TypeConstants, UsesConstants
 from .loaded import LoadedCatalog
 
 CONSTANT_FILTERS = (TypeConstants, InstancesOf, UsesConstants)
@@ -90,8 +90,10 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     hidden = np.asarray(index.hidden[matches], dtype=bool) if len(matches) else np.empty(0, dtype=bool)
     visible = matches[~hidden]
     scores = None
+    name = next((f for f in filters if isinstance(f, NameContains)), None)
+    occurrences = name.occurrences if name is not None else None
     if ranked and text is not None:
-        keys = relevance.sort_keys(index, request, visible)
+        keys = relevance.sort_keys(index, request, visible, occurrences)
         all_scores = catalog.text.scores(text.words, visible)
         chosen, remaining = relevance.scored_page(keys, all_scores, after, request.result_limit)
         page, scores = visible[chosen], all_scores[chosen]
@@ -100,7 +102,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         keys = keys[chosen]
         more = remaining > request.result_limit
     elif ranked:
-        page, page_keys, more = relevance.ranked_page(index, request, visible, after, request.result_limit)
+        page, page_keys, more = relevance.ranked_page(index, request, visible, occurrences, after, request.result_limit)
         keys = page_keys
     else:
         # In name order a position is its own sort key.
