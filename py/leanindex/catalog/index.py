@@ -229,28 +229,15 @@ class SearchIndex:
         return unique_positions(self.name_owner[offsets], self.size)
 
     def occurrences(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
-        """The byte offsets in `names.npy` where `pattern` (non-empty) occurs, in suffix-array
-        order (unsorted); `name_owner` maps them to positions."""
-        lo, hi = self.suffix_range(pattern, case_sensitive)
-        return np.asarray(self.suffix_array(case_sensitive)[lo:hi], dtype=np.int64)
-
-    def suffix_array(self, case_sensitive: bool = True) -> np.ndarray:
-        """`name_sa`, or with `case_sensitive=False` `name_sa_folded`."""
-        return self.name_sa if case_sensitive else self.name_sa_folded
-
-    def suffix_range(self, pattern: str, case_sensitive: bool = True, within: tuple[int, int] | None = None) -> tuple[int, int]:
-        """The range `[lo, hi)` of `suffix_array(case_sensitive)` whose suffixes start with
-        `pattern` (non-empty; it may hold the NUL byte before and after each name, so NUL,
-        `add_comm`, NUL is exactly the name `add_comm`). `within`: a range known to hold them
-        all, such as the range of a prefix of `pattern`, to search only there."""
+        """The byte offsets in `names.npy` where `pattern` (non-empty, without NUL) occurs, in
+        suffix-array order (unsorted); `name_owner` maps them to positions."""
         needle = pattern.encode() if case_sensitive else pattern.encode().lower()
         k = len(needle)
         sa, text = (self.name_sa, self.names) if case_sensitive else (self.name_sa_folded, self.names_folded)
-        lo, hi = within if within is not None else (0, len(sa))
         probe = range(len(sa))
-        lo = bisect.bisect_left(probe, needle, lo=lo, hi=hi, key=lambda i: _bytes_at(text, int(sa[i]), k))
-        hi = bisect.bisect_right(probe, needle, lo=lo, hi=hi, key=lambda i: _bytes_at(text, int(sa[i]), k))
-        return lo, hi
+        lo = bisect.bisect_left(probe, needle, key=lambda i: _bytes_at(text, int(sa[i]), k))
+        hi = bisect.bisect_right(probe, needle, lo=lo, key=lambda i: _bytes_at(text, int(sa[i]), k))
+        return np.asarray(sa[lo:hi], dtype=np.int64)
 
     def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
         """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value

@@ -29,7 +29,8 @@ import pyarrow as pa
 RESULT_FIELDS = ("name", "kind", "type", "module", "components", "range", "source_url", "doc_url")
 #: Rows per block: a page's rows lie in different blocks in relevance order, so a block is
 #: small (about 5 KB: one frame per row costs 15 us where 32 rows cost 43 us), while zstd still
-#: finds the repeats between rows (on the 800k synthetic catalog: FIGURE).
+#: finds the repeats between rows (Mathlib's doc-gen4 catalog: 36.9 MB of blocks and 2.5 MB of
+#: row offsets for 306,807 declarations, 8% of the catalog).
 BLOCK_ROWS = 8
 RESULT_ARRAYS = ("result_blocks", "result_block_starts", "result_row_offsets")
 _CODEC = "zstd"
