@@ -1,6 +1,8 @@
-"""Session-wide fixtures."""
+"""Session-wide fixtures, and a check of the collection (one test per node id)."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 
@@ -12,3 +14,14 @@ def embedded_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     """`leanindex demo` run once (a real process) into a fresh `LEANINDEX_ROOT`: it imports the
     embedded Lean core catalog there; the tests that need that catalog share it."""
     return first_demo(tmp_path_factory.mktemp("embedded") / "root")
+
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a collection in which two tests share a node id: pytest-xdist schedules tests by
+    node id and runs one of each id, silently. (schemathesis under pytest 9 named all 17
+    operations of the API fuzz test alike, and a two-worker run executed one of them.)"""
+    counts = Counter(item.nodeid for item in items)
+    repeated = sorted(nodeid for nodeid, count in counts.items() if count > 1)
+    if repeated:
+        raise pytest.UsageError(f"{len(repeated)} node ids name several tests (xdist would run one of each): {repeated[:5]}")
