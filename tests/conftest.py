@@ -16,7 +16,6 @@ def embedded_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     return first_demo(tmp_path_factory.mktemp("embedded") / "root")
 
 
-
 #: Test files that take minutes (the Mathlib import): collected first, so that a pytest-xdist
 #: worker starts them at once instead of finishing the run alone with them.
 LONGEST_FIRST = ("test_realdata_mathlib.py",)

@@ -70,8 +70,11 @@ def write_result_rows(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
 
 
 def read_result_rows(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.ndarray, positions: np.ndarray) -> dict[int, dict[str, Any]]:
-    """The result fields of each of `positions` (valid positions of the catalog whose arrays are
-    given), as dicts keyed by position; each block is decompressed once."""
+    """The result fields of each of `positions` (int array of valid positions, any order,
+    repeats allowed) as `{position: {field: value}}` over `RESULT_FIELDS`, from the three
+    `RESULT_ARRAYS` of one catalog (`blocks` uint8, `block_starts` and `row_offsets` int64 byte
+    offsets); each block is decompressed once. Raises `pyarrow.lib.ArrowIOError` for a corrupt
+    frame (a verified catalog's digests rule that out)."""
     codec = _codec()
     found: dict[int, dict[str, Any]] = {}
     block, text, base = -1, b"", 0

@@ -64,11 +64,9 @@ def name_hits(
     # past the worst level and their occurrences are dropped first: a look-up in `best` costs
     # less than reading the names around each occurrence.
     sparse = 4 * len(positions) < sum(len(offsets) for offsets, _ in occurrences)
+    best = np.full(index.size, len(NAME_HITS) if sparse else len(NAME_HITS) - 1, dtype=np.int8)
     if sparse:
-        best = np.full(index.size, len(NAME_HITS), dtype=np.int8)
         best[positions] = len(NAME_HITS) - 1
-    else:
-        best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
     found: list[tuple[int, np.ndarray]] = []
     for fragment, (offsets, owners) in zip(fragments, occurrences):
         if sparse:
