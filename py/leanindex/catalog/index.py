@@ -10,9 +10,14 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
   which for a pattern without NUL is the same as matching code points.
 - `name_owner.npy` (int32): for each byte of `names.npy`, the position of the name it belongs
   to, so occurrences map to declarations with one gather instead of a binary search each.
-- `names_folded.npy` (uint8) and `name_sa_folded.npy`: the same names with ASCII letters in
-  lower case (same byte offsets, so `name_starts` and `name_owner` serve both) and their suffix
-  array, for case-insensitive substrings.
+- `name_sa_before.npy` (uint8): for each place of the suffix array, the byte before its suffix
+  (the Burrows-Wheeler transform of `names.npy`), so whether an occurrence starts the name, a
+  component or a `_`-word is read from one contiguous slice instead of a byte scattered over
+  the names (relevance order, `engine.relevance`).
+- `names_folded.npy` (uint8), `name_sa_folded.npy` and `name_sa_folded_before.npy`: the same
+  names with ASCII letters in lower case (same byte offsets, so `name_starts` and `name_owner`
+  serve both), their suffix array and the byte before each suffix, for case-insensitive
+  substrings.
 - `kind.npy` (uint8, index into `records.KIND_ORDER`), `hidden.npy` (bool: private or
   internal), `module_id.npy` (int32 into the `modules` table, -1 for none), `flags.npy`
   (uint16: bit i set when the record's `records.FLAG_FIELDS[i]` is true).
@@ -54,9 +59,11 @@ _ARRAYS = (
     "names",
     "name_starts",
     "name_sa",
+    "name_sa_before",
     "name_owner",
     "names_folded",
     "name_sa_folded",
+    "name_sa_folded_before",
     "kind",
     "hidden",
     "module_id",
@@ -114,6 +121,9 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     arrays["name_owner"] = owner
     arrays["names_folded"] = np.frombuffer(text.tobytes().lower(), dtype=np.uint8).copy()  # bytes.lower: ASCII only
     arrays["name_sa_folded"] = pydivsufsort.divsufsort(arrays["names_folded"])
+    # The suffix at offset 0 (the first name's leading NUL) wraps to the final NUL: a NUL either way.
+    arrays["name_sa_before"] = text[arrays["name_sa"] - 1]
+    arrays["name_sa_folded_before"] = arrays["names_folded"][arrays["name_sa_folded"] - 1]
     cols = con.execute("SELECT kind_code, hidden, module_id, flag_bits FROM search_columns ORDER BY pos").fetchnumpy()
     arrays["kind"] = np.asarray(cols["kind_code"], dtype=np.uint8)
     arrays["hidden"] = np.asarray(cols["hidden"], dtype=np.bool_)
@@ -160,6 +170,28 @@ def _bytes_at(text: np.ndarray, start: int, length: int) -> bytes:
     return text[start : start + length].tobytes()
 
 
+def _suffix_range(sa: np.ndarray, text: np.ndarray, needle: bytes, lo: int, hi: int) -> tuple[int, int]:
+    """The places `lo <= i < hi` of suffix array `sa` whose suffix of `text` starts with `needle`."""
+    k = len(needle)
+    probe = range(len(sa))
+    start = bisect.bisect_left(probe, needle, lo=lo, hi=hi, key=lambda i: _bytes_at(text, int(sa[i]), k))
+    stop = bisect.bisect_right(probe, needle, lo=start, hi=hi, key=lambda i: _bytes_at(text, int(sa[i]), k))
+    return start, stop
+
+
+@dataclass(frozen=True)
+class Occurrences:
+    """The occurrences of one pattern in the printed names, one per place of a suffix-array
+    range (`SearchIndex.occurrences`), in suffix-array order: `owners` (int32) the position
+    owning each, `before` (uint8) the byte before each (NUL at the start of a name). A NUL
+    sorts before every other byte, so the occurrences that end their name (the pattern is
+    followed by the NUL before the next name) come first: the first `ending` of them."""
+
+    ending: int
+    owners: np.ndarray
+    before: np.ndarray
+
+
 @dataclass
 class SearchIndex:
     """The memory-mapped index arrays of one catalog (see the module docstring)."""
@@ -167,9 +199,11 @@ class SearchIndex:
     names: np.ndarray
     name_starts: np.ndarray
     name_sa: np.ndarray
+    name_sa_before: np.ndarray
     name_owner: np.ndarray
     names_folded: np.ndarray
     name_sa_folded: np.ndarray
+    name_sa_folded_before: np.ndarray
     kind: np.ndarray
     hidden: np.ndarray
     module_id: np.ndarray
@@ -223,21 +257,20 @@ class SearchIndex:
     def positions_containing(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
         """Sorted unique positions whose printed name contains `pattern` (`pattern` non-empty
         and without NUL); with `case_sensitive=False`, ASCII letters match in either case."""
-        offsets = self.occurrences(pattern, case_sensitive)
-        if not len(offsets):
-            return np.empty(0, dtype=np.int64)
-        return unique_positions(self.name_owner[offsets], self.size)
+        found = self.occurrences(pattern, case_sensitive)
+        return unique_positions(found.owners, self.size) if len(found.owners) else np.empty(0, dtype=np.int64)
 
-    def occurrences(self, pattern: str, case_sensitive: bool = True) -> np.ndarray:
-        """The byte offsets in `names.npy` where `pattern` (non-empty, without NUL) occurs, in
-        suffix-array order (unsorted); `name_owner` maps them to positions."""
+    def occurrences(self, pattern: str, case_sensitive: bool = True) -> Occurrences:
+        """Every occurrence of `pattern` (non-empty, without NUL) in the printed names, as one
+        range of the suffix array (`name_sa`, or `name_sa_folded` with `case_sensitive=False`):
+        two binary searches, then one for the occurrences that end their name (see
+        `Occurrences`)."""
         needle = pattern.encode() if case_sensitive else pattern.encode().lower()
-        k = len(needle)
         sa, text = (self.name_sa, self.names) if case_sensitive else (self.name_sa_folded, self.names_folded)
-        probe = range(len(sa))
-        lo = bisect.bisect_left(probe, needle, key=lambda i: _bytes_at(text, int(sa[i]), k))
-        hi = bisect.bisect_right(probe, needle, lo=lo, key=lambda i: _bytes_at(text, int(sa[i]), k))
-        return np.asarray(sa[lo:hi], dtype=np.int64)
+        before = self.name_sa_before if case_sensitive else self.name_sa_folded_before
+        start, stop = _suffix_range(sa, text, needle, 0, len(sa))
+        ending = _suffix_range(sa, text, needle + b"\x00", start, stop)[1]
+        return Occurrences(ending - start, self.name_owner[sa[start:stop]], before[start:stop])
 
     def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
         """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value

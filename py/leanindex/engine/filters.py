@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..catalog.index import unique_positions
+from ..catalog.index import Occurrences, unique_positions
 from ..errors import ErrorCode, LeanIndexError
 from ..models import SEARCH_FLAGS, MatchReason, ResolvedConstant, SearchRequest, UnknownConstant
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name
@@ -84,18 +84,15 @@ class NameContains(SearchFilter):
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
-        #: Per fragment (`request.name_fragments()` order): the byte offsets of its occurrences in
-        #: the index's names (`SearchIndex.occurrences`) and the position owning each, filled by
+        #: Per fragment (`request.name_fragments()` order): its occurrences in the index's names
+        #: (`SearchIndex.occurrences`: the position owning each, the byte before each), filled by
         #: `positions` and read again by relevance order (`relevance.name_hits`).
-        self.occurrences: list[tuple[np.ndarray, np.ndarray]] = []
+        self.occurrences: list[Occurrences] = []
 
     def positions(self) -> list[np.ndarray]:
         index = self.catalog.index
-        self.occurrences = []
-        for fragment in self.request.name_fragments():
-            offsets = index.occurrences(fragment, self.request.case_sensitive)
-            self.occurrences.append((offsets, index.name_owner[offsets]))
-        return [unique_positions(owners, index.size) for _, owners in self.occurrences]
+        self.occurrences = [index.occurrences(fragment, self.request.case_sensitive) for fragment in self.request.name_fragments()]
+        return [unique_positions(found.owners, index.size) for found in self.occurrences]
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         return [MatchReason(filter="name_contains", value=f) for f in self.request.name_fragments()]

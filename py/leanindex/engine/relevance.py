@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from ..catalog.index import SearchIndex
+from ..catalog.index import Occurrences, SearchIndex
 from ..models import MatchReason, SearchRequest
 
 #: The name hits, best first; the index of each is its place in the sort key.
@@ -36,60 +36,39 @@ def key_bound(index: SearchIndex) -> int:
     return len(NAME_HITS) * index.size
 
 
-def name_hits(
-    index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[tuple[np.ndarray, np.ndarray]] | None = None
-) -> np.ndarray:
+def name_hits(index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[Occurrences] | None = None) -> np.ndarray:
     """The `NAME_HITS` index (int8) of each of `positions` (sorted, unique, all containing every
-    fragment of `request.name_contains`); all 0 when the request has no name fragment.
-    `occurrences` holds, per fragment in `request.name_fragments()` order, the byte offsets of
-    its occurrences and the position owning each, as the name filter found them
-    (`filters.NameContains.occurrences`); looked up again when not given.
+    fragment of `request.name_fragments()`); all 0 when the request has no name fragment.
+    `occurrences` holds each fragment's occurrences in that order, as the name filter found
+    them (`filters.NameContains.occurrences`); looked up again when not given.
 
-    Vectorised over the occurrences: the byte before one says whether it starts the name, a
-    component or a `_`-word; only those that do can be better than `inside`, so only they are
-    read further (the byte after: does it end the name). The best level over the fragments is
-    kept by writing the levels worst first (`np.minimum.at` costs about 50 ns an element)."""
+    Vectorised over the occurrences, on contiguous slices only: the byte before each (the
+    index's `name_sa_before`) says whether it starts the name, a component or a `_`-word, and
+    the ones that end their name are a leading run of them (`catalog.index.Occurrences`). The
+    best level over the fragments is kept by writing the levels worst first into one array
+    over the catalog (`np.minimum.at` costs about 50 ns an element; a scatter and a gather cost
+    less than finding each occurrence's owner in `positions`)."""
     fragments = request.name_fragments()
     if not fragments or not len(positions):
         return np.zeros(len(positions), dtype=np.int8)
-    text = index.names if request.case_sensitive else index.names_folded
     if occurrences is None:
-        occurrences = []
-        for fragment in fragments:
-            offsets = index.occurrences(fragment, request.case_sensitive)
-            occurrences.append((offsets, index.name_owner[offsets]))
-    # The best level per declaration, over the whole catalog (a scatter and a gather cost less
-    # than finding each occurrence's owner in `positions`, a binary search each), `inside` to
-    # start with. When the other filters kept few of the names, the other declarations start one
-    # past the worst level and their occurrences are dropped first: a look-up in `best` costs
-    # less than reading the names around each occurrence.
-    sparse = 4 * len(positions) < sum(len(offsets) for offsets, _ in occurrences)
-    best = np.full(index.size, len(NAME_HITS) if sparse else len(NAME_HITS) - 1, dtype=np.int8)
-    if sparse:
-        best[positions] = len(NAME_HITS) - 1
+        occurrences = [index.occurrences(fragment, request.case_sensitive) for fragment in fragments]
+    best = np.full(index.size, len(NAME_HITS) - 1, dtype=np.int8)
     found: list[tuple[int, np.ndarray]] = []
-    for fragment, (offsets, owners) in zip(fragments, occurrences):
-        if sparse:
-            kept = np.flatnonzero(best[owners] < len(NAME_HITS))
-            offsets, owners = offsets[kept], owners[kept]
-        before = text[offsets - 1]
+    for occurrence in occurrences:
+        before = occurrence.before
         boundary = np.flatnonzero((before == _DOT) | (before == _NUL) | (before == _UNDERSCORE))
-        if not len(boundary):
-            continue
-        before = before[boundary]
-        ends = text[offsets[boundary] + len(fragment.encode())] == _NUL
-        owners = owners[boundary]
-        last = ends & (before != _UNDERSCORE)
-        exact = ends & (before == _NUL)
-        found += [(2, owners), (1, owners[last]), (0, owners[exact])]
+        owners = occurrence.owners[boundary]
+        # `boundary` is sorted, so the boundary occurrences that end their name lead it too.
+        ending = int(np.searchsorted(boundary, occurrence.ending))
+        before = before[boundary[:ending]]
+        found += [(2, owners), (1, owners[:ending][before != _UNDERSCORE]), (0, owners[:ending][before == _NUL])]
     for level, hit in sorted(found, key=lambda item: -item[0]):  # worse first: a better one overwrites
         best[hit] = level
     return best[positions]
 
 
-def sort_keys(
-    index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[tuple[np.ndarray, np.ndarray]] | None = None
-) -> np.ndarray:
+def sort_keys(index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[Occurrences] | None = None) -> np.ndarray:
     """The relevance sort key (int64) of each of `positions` (see the module docstring);
     `occurrences` as `name_hits` takes them."""
     keys = np.asarray(index.static_rank[positions], dtype=np.int64)
@@ -102,7 +81,7 @@ def ranked_page(
     index: SearchIndex,
     request: SearchRequest,
     positions: np.ndarray,
-    occurrences: list[tuple[np.ndarray, np.ndarray]] | None,
+    occurrences: list[Occurrences] | None,
     after_key: int,
     limit: int,
 ) -> tuple[np.ndarray, np.ndarray, bool]:
