@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from embedded_support import DemoRun, first_demo
 
 
 @pytest.fixture(scope="session")
-def embedded_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+def embedded_demo(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
     """`leanindex demo` run once (a real process) into a fresh `LEANINDEX_ROOT`: it imports the
-    embedded Lean core catalog there; the tests that need that catalog share it."""
-    return first_demo(tmp_path_factory.mktemp("embedded") / "root")
+    embedded Lean core catalog there; the tests that need that catalog share it. Under
+    pytest-xdist the workers share it too (about 45 s of CPU each import): the first to need
+    it runs the demo under a lock in the run's common temporary folder and records what it
+    printed; the others wait for the lock and read that record."""
+    run_folder = tmp_path_factory.getbasetemp()
+    shared = run_folder.parent if worker_id != "master" else run_folder
+    record = shared / "embedded-demo.json"
+    with FileLock(shared / "embedded-demo.lock"):
+        if record.exists():
+            fields = json.loads(record.read_text())
+            return DemoRun(**{**fields, "root": Path(fields["root"])})
+        done = first_demo(shared / "embedded-demo" / "root")
+        record.write_text(json.dumps({**dataclasses.asdict(done), "root": str(done.root)}))
+        return done
 
 
 #: Test files that take minutes (the Mathlib import): collected first, so that a pytest-xdist
