@@ -184,6 +184,18 @@ def test_text_search_finds_nat_add_comm_from_words(engine: Engine) -> None:
     assert all({m.value for m in r.match_reasons if m.filter == "text"} == {"commut", "addit", "natur"} for r in response.results)
 
 
+def test_a_symbol_in_a_text_counts_as_its_words(engine: Engine) -> None:
+    """`≤ succ` asks what `less equal succ` asks (a type's `≤` is indexed as those words), so
+    both give the same matches and the reasons name the three words; `+` alone is `addition`."""
+    symbol = engine.search(SearchRequest(environment=ENVIRONMENT, text="≤ succ", namespace_prefixes=["Nat"], result_limit=5))
+    words = engine.search(SearchRequest(environment=ENVIRONMENT, text="less equal succ", namespace_prefixes=["Nat"], result_limit=5))
+    assert symbol.total_matches == words.total_matches > 0
+    assert [r.name for r in symbol.results] == [r.name for r in words.results]
+    assert all({m.value for m in r.match_reasons if m.filter == "text"} == {"less", "equal", "succ"} for r in symbol.results)
+    plus = engine.search(SearchRequest(environment=ENVIRONMENT, text="+", result_limit=1))
+    assert plus.total_matches == engine.search(SearchRequest(environment=ENVIRONMENT, text="addition", result_limit=1)).total_matches > 0
+
+
 def test_relevance_puts_the_exact_last_component_first(engine: Engine) -> None:
     """Name order starts `add_comm` hits alphabetically; relevance puts the declarations whose
     last component is exactly `add_comm` first, shortest name first, with the same total."""

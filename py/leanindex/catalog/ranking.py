@@ -24,34 +24,50 @@ from .layout import DECLARATIONS_FILE
 _BINDER_TOKENS = re.compile(r"[({\[⦃⟨]|[)}\]⦄⟩]|→|∀|Π|,|:(?!=)|[^\s(){}\[\]⦃⦄⟨⟩,:→∀Π]+")
 _OPENERS = "({[⦃⟨"
 _CLOSERS = ")}]⦄⟩"
+# Brackets that bind without a colon: `{α}`, `[Group G]`, `⦃x⦄` (a `(…)` without one is a term).
+_BIND_WITHOUT_COLON = "{[⦃"
+# Binders whose body runs to the end of the text: nothing after them is a binder of the type.
+_BODY_TO_THE_END = frozenset({"fun", "λ", "∃", "∃!"})
 
 
 def binder_count(signature: str) -> int:
     """How many binders a printed type or doc-gen4 signature has at its top level: each name of
-    a bracket group outside other brackets (`(a b : α)` counts 2, `{α}` 1, an instance
-    `[Group G]` 1), each name a `∀`/`Π` binds before its colon or comma, and each `→` outside
-    brackets. A heuristic on the printed text (Lean's `forallTelescope` is not available to
+    a bracket group of a signature's binder part (before its top-level `:`: `(a b : α)` counts
+    2, `{α}` 1, an instance `[Group G]` 1); each name a `∀`/`Π` binds, in brackets or not; each
+    `→` outside brackets, a dependent or instance arrow (`(h : p) →`, `[Group G] →`) counting
+    the names of its group instead. Other bracket groups are terms (`a + (b + c)`, `⟨x, y⟩`, a
+    `(…)` without a colon), and nothing after `fun`, `λ` or `∃` counts (their body runs to the
+    end). A heuristic on the printed text (Lean's `forallTelescope` is not available to
     Python), the same for every declaration, so it orders them alike."""
-    depth = count = group_words = 0
-    group_colon = in_forall = forall_colon = False
+    count = depth = 0
+    opener, words, colon = "", 0, False  # the top-level bracket group being read
+    in_forall = forall_colon = False
+    # The names of the groups just closed: binders if a `→` or the signature's `:` follows.
+    pending = 0
     for match in _BINDER_TOKENS.finditer(signature):
         token = match.group()
         if token in _OPENERS:
             if depth == 0:
-                group_words, group_colon = 0, False
+                opener, words, colon = token, 0, False
             depth += 1
         elif token in _CLOSERS:
             depth = max(depth - 1, 0)
             if depth == 0:
-                count += group_words if group_colon and group_words else 1
+                names = (words or 1) if colon else 1 if opener in _BIND_WITHOUT_COLON else 0
+                if in_forall:
+                    count += names
+                else:
+                    pending += names
         elif depth > 0:
-            if depth == 1 and not group_colon:
+            if depth == 1 and not colon:
                 if token == ":":
-                    group_colon = True
+                    colon = True
                 elif token not in ",→∀Π":
-                    group_words += 1
+                    words += 1
+        elif token in _BODY_TO_THE_END:
+            break
         elif token in ("∀", "Π"):
-            in_forall, forall_colon = True, False
+            in_forall, forall_colon, pending = True, False, 0
         elif in_forall:
             if token == ",":
                 in_forall = False
@@ -60,7 +76,11 @@ def binder_count(signature: str) -> int:
             elif not forall_colon and token != "→":
                 count += 1
         elif token == "→":
-            count += 1
+            count, pending = count + (pending or 1), 0
+        elif token == ":":
+            count, pending = count + pending, 0
+        else:
+            pending = 0
     return count
 
 

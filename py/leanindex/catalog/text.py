@@ -12,7 +12,7 @@ boundaries (each followed by the English words Mathlib's naming convention abbre
 docstring; then the words of its docstring and of its printed type, split the same way. Words
 are lower-cased, English stop words dropped (bm25s's list) and the rest stemmed with the
 Snowball English stemmer (PyStemmer), so `commutativity` and `commutative` are one word. A
-query's words go through the same steps.
+query's words go through the same steps, and its symbols of the table count as their words.
 """
 
 from __future__ import annotations
@@ -96,6 +96,15 @@ class Words:
             out += self(_EXPANSIONS[symbol])
         return out
 
+    def query(self, text: str) -> list[str]:
+        """The distinct words of a query: its words as `__call__` reads them, then the words of
+        each symbol of the expansion table in it (`+` -> addition, `≤` -> less equal), as a
+        type's symbols are indexed (`expanded`); other symbols are not words."""
+        words = self(text)
+        for symbol in _SYMBOLS.findall(text):
+            words += self(_EXPANSIONS[symbol])
+        return list(dict.fromkeys(words))
+
     def declaration(self, name: str, doc: str | None, type_: str) -> list[str]:
         """The words of one declaration: its name's `NAME_WEIGHT` times, its docstring's, its
         type's (name and type words expanded)."""
@@ -135,8 +144,8 @@ class TextIndex:
         self._words = Words()
 
     def query_words(self, text: str) -> list[str]:
-        """The distinct index words of a query, in order."""
-        return list(dict.fromkeys(self._words(text)))
+        """The distinct index words of a query (`Words.query`)."""
+        return self._words.query(text)
 
     def postings(self, word: str) -> np.ndarray:
         """Sorted positions whose words include `word` (an index word; empty when unknown)."""
