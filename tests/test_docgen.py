@@ -650,3 +650,54 @@ def test_worker_processes_convert_exactly_as_this_one(tmp_path: Path, monkeypatc
             collect_docgen(folder, workers=count)
         errors.append((refused.value.code, refused.value.message, refused.value.details))
     assert errors[0] == errors[1] and errors[0][0] == ErrorCode.INVALID_STREAM and "declaration-data-M10.bmp" in errors[0][1]
+
+
+def _children(pid: int) -> list[int]:
+    """The live (not zombie) processes whose parent is `pid` (read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the worker processes")
+def test_workers_end_when_their_import_is_killed() -> None:
+    """An import killed with SIGKILL (no clean-up runs) leaves no conversion worker behind:
+    each ends within seconds of its parent (before, they waited on their task queue forever)."""
+    import os
+    import signal
+    import time
+
+    from leanindex.embedded import embedded_archive
+
+    script = "import sys\nfrom leanindex.docgen import collect_docgen\ncollect_docgen(sys.argv[1], workers=2)\n"
+    process = subprocess.Popen([sys.executable, "-c", script, str(embedded_archive())])
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(process.pid)) < 2 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert len(workers) == 2, "the import never started its two workers"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [w for w in workers if _alive(w)]
+        for w in left:
+            os.kill(w, signal.SIGKILL)
+        assert not left, f"workers {left} outlived their import"
+    finally:
+        if process.poll() is None:
+            process.kill()

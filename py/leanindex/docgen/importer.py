@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import re
 import tempfile
+import time
 import threading
 from array import array
 from collections import deque
@@ -184,6 +185,23 @@ class _ConvertedLines:
     records: list[tuple[str, tuple, bytes]]
 
 
+def _exit_with_parent(parent: int) -> None:
+    """A worker's start: a daemon thread ends the worker once process `parent` is gone. A
+    worker waits on its task queue, and a forked sibling holds that pipe open too, so a worker
+    whose import was killed (SIGKILL) would otherwise wait forever."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="leanindex-parent-watch", daemon=True).start()
+
+
+#: How often a conversion worker checks that its import is still alive (seconds).
+_PARENT_POLL_S = 0.5
+
+
 def _convert_lines(file: DocgenFile, base: str) -> _ConvertedLines:
     converted = convert_module(file, base)
     return _ConvertedLines(
@@ -211,7 +229,9 @@ def _converted_files(files: Iterator[DocgenFile], base: str, workers: int) -> It
     # locks in whatever state they are: with other Python threads alive (a progress bar, a
     # server), `spawn`, which starts a fresh interpreter (and needs a script's `__main__` guard).
     method = "fork" if threading.active_count() == 1 else "spawn"
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context(method), initializer=_exit_with_parent, initargs=(os.getpid(),)
+    )
     queued: deque[tuple[DocgenFile, Future[_ConvertedLines]]] = deque()
     try:
         for file in files:
