@@ -58,9 +58,6 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
                 suggestions = failure.details.get("suggestions")
                 if suggestions:
                     stderr.print("close names: " + ", ".join(suggestions), markup=False)
-                known = failure.details.get("known")
-                if known is not None:
-                    stderr.print("known environments: " + (", ".join(known) or "none"), markup=False)
             raise SystemExit(EXIT_STATUS[failure.code])
 
         return run  # type: ignore[return-value]
