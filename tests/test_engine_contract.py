@@ -297,6 +297,25 @@ def test_malformed_cursor(engine: Engine, cursor: str) -> None:
     assert error.details["field"] == "after"
 
 
+def _with_key(cursor: str, key: int) -> str:
+    """`cursor` with its sort key replaced by `key` (a forged cursor)."""
+    payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    return _b64(json.dumps({**payload, "p": key}).encode())
+
+
+def test_relevance_cursor_keys_lie_below_the_bound_of_their_query(engine: Engine) -> None:
+    """A relevance key is `hit * size + static rank`; without a name fragment there is no hit,
+    so a key of `size` or more is no cursor this engine wrote: refused, not answered with an
+    empty last page. With a fragment, keys run up to `4 * size - 1`."""
+    size = engine.catalog("sample").index.size
+    for fields, bound in (({"kinds": ["theorem"]}, size), ({"kinds": ["theorem"], "name_contains": "a"}, 4 * size)):
+        cursor = search(engine, order="relevance", result_limit=1, **fields).next_cursor
+        assert cursor is not None
+        error = refused(lambda: search(engine, order="relevance", after=_with_key(cursor, bound), **fields), ErrorCode.INVALID_REQUEST)
+        assert error.details["field"] == "after" and "malformed" in error.message
+        assert search(engine, order="relevance", after=_with_key(cursor, bound - 1), **fields).results == []
+
+
 def test_cursor_from_another_catalog(engine: Engine) -> None:
     first = search(engine, environment="SEMANTICS", type_pattern={"constants": ["Nat"]}, result_limit=1)
     assert first.next_cursor

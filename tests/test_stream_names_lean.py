@@ -77,6 +77,16 @@ def test_stream_still_refuses_a_name_that_is_not_the_printing_of_its_components(
         list(read_stream(stream([record]), StreamSummary()))
 
 
+def test_stream_refuses_a_name_holding_a_nul_character() -> None:
+    """A NUL inside a component would read as the end of the name in the search index (relevance
+    order took `b»` in `Foo.«a<NUL>b»` for the whole name), so the stream is refused, naming the line."""
+    record = declaration(["Foo", "a\x00b"], name="Foo.«a\x00b»")
+    with pytest.raises(LeanIndexError) as refused:
+        list(read_stream(stream([record]), StreamSummary()))
+    assert refused.value.message.startswith("line 2: name 'Foo.«a\\x00b»' holds a NUL character")
+    assert refused.value.code.value == "invalid_stream" and refused.value.details == {"line": 2}
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(

@@ -122,7 +122,10 @@ def _check_name(line: int, name: str, components: tuple[str | int, ...]) -> None
     """The printed name must denote the components: it reads back to them, or, where Lean's
     printing cannot be read back (a component holding `»` is never escaped; escaping is off for
     names with macro scopes or an inaccessible `✝` part, so a dot inside a component prints
-    bare), it is exactly Lean's `Name.toString` of them. Then the components are the identity."""
+    bare), it is exactly Lean's `Name.toString` of them. Then the components are the identity.
+    A name holding a NUL character is refused: the search index ends each name with a NUL."""
+    if "\x00" in name:
+        raise _fail(line, f"name {name!r} holds a NUL character, which no catalog can index (it ends each name)")
     try:
         if parse_name(name) == components:
             return

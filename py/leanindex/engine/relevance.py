@@ -31,9 +31,10 @@ NAME_HITS: tuple[str, ...] = ("exact_name", "last_component", "component_boundar
 _NUL, _DOT, _UNDERSCORE = 0, ord("."), ord("_")
 
 
-def key_bound(index: SearchIndex) -> int:
-    """One more than the largest sort key in a catalog (a cursor's key must lie below it)."""
-    return len(NAME_HITS) * index.size
+def key_bound(index: SearchIndex, request: SearchRequest) -> int:
+    """One more than the largest sort key of `request` in a catalog (a cursor's key must lie
+    below it): keys carry a name hit only when the request has a name fragment."""
+    return (len(NAME_HITS) if request.name_fragments() else 1) * index.size
 
 
 def name_hits(index: SearchIndex, request: SearchRequest, positions: np.ndarray, occurrences: list[Occurrences] | None = None) -> np.ndarray:

@@ -71,7 +71,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     text = next((f for f in filters if isinstance(f, Text)), None)
     after = -1
     if request.after is not None:
-        bound = relevance.key_bound(index) if ranked and text is None else index.size
+        bound = relevance.key_bound(index, request) if ranked and text is None else index.size
         after = decode_cursor(request.after, catalog.manifest.catalog.declarations_parquet_sha256, request, bound)
     selective = [positions for f in filters for positions in f.positions()]
     if selective:
