@@ -91,19 +91,17 @@ class Words:
     def expanded(self, text: str) -> list[str]:
         """The words of a name or type, each followed by its naming-convention expansion, then
         the expansions of the symbols in it."""
-        out = [stem for raw in _WORD.findall(text) for stem in self._expand(raw)]
-        for symbol in _SYMBOLS.findall(text):
-            out += self(_EXPANSIONS[symbol])
-        return out
+        return [stem for raw in _WORD.findall(text) for stem in self._expand(raw)] + self._symbol_words(text)
+
+    def _symbol_words(self, text: str) -> list[str]:
+        """The words of each symbol of the expansion table in `text`, in order."""
+        return [stem for symbol in _SYMBOLS.findall(text) for stem in self(_EXPANSIONS[symbol])]
 
     def query(self, text: str) -> list[str]:
         """The distinct words of a query: its words as `__call__` reads them, then the words of
         each symbol of the expansion table in it (`+` -> addition, `≤` -> less equal), as a
         type's symbols are indexed (`expanded`); other symbols are not words."""
-        words = self(text)
-        for symbol in _SYMBOLS.findall(text):
-            words += self(_EXPANSIONS[symbol])
-        return list(dict.fromkeys(words))
+        return list(dict.fromkeys(self(text) + self._symbol_words(text)))
 
     def declaration(self, name: str, doc: str | None, type_: str) -> list[str]:
         """The words of one declaration: its name's `NAME_WEIGHT` times, its docstring's, its

@@ -18,8 +18,8 @@ import multiprocessing
 import os
 import re
 import tempfile
-import time
 import threading
+import time
 from array import array
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -185,6 +185,10 @@ class _ConvertedLines:
     records: list[tuple[str, tuple, bytes]]
 
 
+#: How often a conversion worker checks that its import is still alive (seconds).
+_PARENT_POLL_S = 0.5
+
+
 def _exit_with_parent(parent: int) -> None:
     """A worker's start: a daemon thread ends the worker once process `parent` is gone. A
     worker waits on its task queue, and a forked sibling holds that pipe open too, so a worker
@@ -196,10 +200,6 @@ def _exit_with_parent(parent: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="leanindex-parent-watch", daemon=True).start()
-
-
-#: How often a conversion worker checks that its import is still alive (seconds).
-_PARENT_POLL_S = 0.5
 
 
 def _convert_lines(file: DocgenFile, base: str) -> _ConvertedLines:
