@@ -186,7 +186,7 @@ def test_each_unknown_name_is_looked_up_once_and_at_most_32(tmp_path):
     where = Position(line=1, column=0)
     texts = [f"Unknown identifier `n{i % 40}`" for i in range(400)] + ["unsolved goals"]
     diagnostics = [Diagnostic(severity="error", start=where, end=None, text=t) for t in texts]
-    answered = asyncio.run(Checker(config, close_names=names)._suggested(config, diagnostics))
+    answered = asyncio.run(Checker(config, close_names=names).suggested(config, diagnostics))
     assert calls == [[f"n{i}" for i in range(MAX_SUGGESTED_NAMES)]]
     for d in answered:
         name = unknown_name(d.text)

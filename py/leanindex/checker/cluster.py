@@ -1,7 +1,8 @@
 """The checker on a Ray cluster (`leanindex[ray]`): actors that each own one unchanged `Checker`
-(its warm REPL pools, limits, refusals and verdicts), and a front, `RayChecker`, with the same
-API the adapters use (`start`, `close`, `check`, `audit`, `check_target`, and the batch methods
-of `batch.BatchChecking`), so `leanindex check-batch`, `serve` and `mcp` take `--ray`.
+(its warm REPL pools, limits, refusals and verdicts), and a front, `RayChecker`, a
+`backend.CheckerBackend` like the local `Checker`: its `perform` forwards any hosted operation
+of `operations.OPERATIONS` to an actor, so `leanindex check-batch`, `serve` and `mcp` take
+`--ray`.
 
 Placement: each request goes to the live actor with the fewest requests in flight, unless an
 actor that served the same affinity key recently (the profile and the file's header; for a
@@ -15,7 +16,8 @@ request that was in flight on it is, by `on_actor_death`, retried once on anothe
 that was in flight on two actors that died is answered `backend_error` with `details.reason`
 `actors_died_twice` (a poisoned input that kills its host is never retried a third time). No
 request is lost or answered twice, and every verdict comes from a Lean REPL that finished the
-check. Proof states (`lean.proof.state`, `.step`, `.close`) live in one REPL and are not
+check. Operations that are not `hosted` (proof states, `lean.proof.state`, `.step`, `.close`,
+live in one REPL; `lean.proof.steps` and `.tree` read the serving process's catalog) are not
 served through the cluster (`check_disabled`).
 """
 
@@ -36,29 +38,16 @@ from pydantic import BaseModel, Field
 from ..base import Frozen
 from ..engine import Engine
 from ..errors import ErrorBody, ErrorCode, LeanIndexError
-from .batch import BatchChecking, result_of
+from .backend import CheckerBackend
+from .batch import result_of
 from .checker import Checker
 from .config import CheckerConfig
 from .header import parse_header
-from .models import (
-    AuditRequest,
-    AuditResponse,
-    BatchItem,
-    BatchResult,
-    CheckRequest,
-    CheckResponse,
-    TargetCheckRequest,
-    TargetCheckResponse,
-)
+from .models import BatchItem, BatchResult
+from .operations import Check, Inspect, TargetCandidates
+from .operations import operation as operation_named
 
 log = logging.getLogger(__name__)
-
-#: The `Checker` methods an actor answers, with their request and response models.
-HOSTED: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
-    "check": (CheckRequest, CheckResponse),
-    "audit": (AuditRequest, AuditResponse),
-    "check_target": (TargetCheckRequest, TargetCheckResponse),
-}
 
 #: Affinity keys remembered per actor (least recently used forgotten first).
 WARM_KEYS = 4096
@@ -137,10 +126,10 @@ class CheckerHost:
         return self.stats()
 
     async def call(self, method: str, request: str) -> tuple[str, str]:
-        """Answer `method` (a key of `HOSTED`) for the request JSON `request`."""
-        request_model, _ = HOSTED[method]
+        """Answer the operation `method` (a hosted one of `operations.OPERATIONS`) for the request
+        JSON `request`."""
         try:
-            response = await getattr(self.checker, method)(request_model.model_validate_json(request))
+            response = await self.checker.perform(method, operation_named(method).request_model.model_validate_json(request))
         except LeanIndexError as error:
             return "error", error.body().model_dump_json()
         return "ok", response.model_dump_json()
@@ -183,12 +172,12 @@ def affinity_key(method: str, request: BaseModel) -> str:
     target (the prefix environment a worker prepares and keeps)."""
     code: str = getattr(request, "code")
     parts = [str(getattr(request, "environment")).lower(), "\n".join(parse_header(code).imports)]
-    if method == "check_target":
+    if method == TargetCandidates.name:
         parts += [code, str(getattr(request, "target"))]
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
-class RayChecker(BatchChecking):
+class RayChecker(CheckerBackend):
     """The checker's API backed by Ray actors (see the module docstring). Use from one event
     loop: `await start()`, calls, `await close()`.
 
@@ -349,10 +338,11 @@ class RayChecker(BatchChecking):
             await self._changed.wait()
 
     async def forward(self, method: str, request: BaseModel) -> tuple[BaseModel | LeanIndexError, int]:
-        """Run `method` (a key of `HOSTED`) on an actor: (the response or the error, how many
-        actors ran it), applying `on_actor_death` when actors die under it."""
+        """Run the operation `method` (a hosted one of `operations.OPERATIONS`) on an actor: (the
+        response or the error, how many actors ran it), applying `on_actor_death` when actors die
+        under it."""
         ray = import_ray()
-        _, response_model = HOSTED[method]
+        response_model = operation_named(method).response_model
         key = affinity_key(method, request)
         body = request.model_dump_json()
         died_under: list[_Actor] = []
@@ -400,38 +390,26 @@ class RayChecker(BatchChecking):
             )
         return None
 
-    async def _call(self, method: str, request: BaseModel) -> Any:
-        outcome, _ = await self.forward(method, request)
+    async def perform(self, operation: str, request: BaseModel, *, inspect: Inspect | None = None) -> Any:
+        """`Checker.perform` on an actor, one that prepared the same target prefix when it is not
+        busier than the others (affinity); raises as it does, and as `forward`. An operation that
+        is not `hosted` (proof states live in one REPL; proof steps read this process's catalog)
+        is refused with `check_disabled`."""
+        if not operation_named(operation).hosted:
+            raise LeanIndexError(
+                ErrorCode.CHECK_DISABLED,
+                "proof states and proof steps live in one REPL and are not served through a Ray cluster; "
+                "use a server started with --check and without --ray",
+                {},
+            )
+        outcome, _ = await self.forward(operation, request)
         if isinstance(outcome, LeanIndexError):
             raise outcome
         return outcome
 
-    async def check(self, request: CheckRequest) -> CheckResponse:
-        """`Checker.check` on an actor; raises as it does, and as `forward`."""
-        return await self._call("check", request)
-
-    async def audit(self, request: AuditRequest) -> AuditResponse:
-        """`Checker.audit` on an actor; raises as it does, and as `forward`."""
-        return await self._call("audit", request)
-
-    async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
-        """`Checker.check_target` on an actor that prepared the same prefix when one is not
-        busier than the others (affinity); raises as it does, and as `forward`."""
-        return await self._call("check_target", request)
-
-    async def _stateful(self, *args: object, **kwargs: object) -> Any:
-        raise LeanIndexError(
-            ErrorCode.CHECK_DISABLED,
-            "proof states and proof steps live in one REPL and are not served through a Ray cluster; "
-            "use a server started with --check and without --ray",
-            {},
-        )
-
-    proof_state = proof_step = proof_close = proof_steps = _stateful
-
     async def answer(self, item: BatchItem) -> BatchResult:
         """One batch item checked on an actor; its result carries how many actors ran it."""
-        outcome, attempts = await self.forward("check", item.request())
+        outcome, attempts = await self.forward(Check.name, item.request())
         return result_of(item.id, outcome, attempts)  # type: ignore[arg-type]
 
     async def actor_stats(self) -> list[dict[str, int]]:

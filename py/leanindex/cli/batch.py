@@ -27,7 +27,8 @@ import click
 
 from ..checker import Checker, CheckerConfig
 from ..checker.checker import CloseNames
-from ..checker.batch import BatchChecking, ending
+from ..checker.backend import CheckerBackend
+from ..checker.batch import ending
 from ..checker.batchfile import BatchRunReport, RequestReader, ResultLog, count_lines
 from ..engine import Engine
 from ..errors import OUTCOME_EXIT, Outcome
@@ -64,7 +65,7 @@ def checker_backend(
     ray_actor_cpus: float | None,
     ray_actor_memory_mb: int | None,
     on_actor_death: str,
-) -> Checker | BatchChecking:
+) -> CheckerBackend:
     """The local `Checker` for `configs` (unknown-name suggestions from `close_names`, the
     catalogs' `Engine.close_names`), or with `ray_address` the Ray front
     (`leanindex.checker.cluster.RayChecker`) whose actors each own one such checker, with the

@@ -16,8 +16,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
-from ..checker import Checker, CheckRequest, CheckResponse
-from ..checker.cluster import RayChecker
+from ..checker import CheckRequest, CheckResponse
+from ..checker.backend import CheckerBackend
 from ..checker.goals import Goal
 from ..checker.models import (
     MAX_BATCH_ITEMS,
@@ -500,7 +500,7 @@ PROOF_TREE = "lean.proof.tree"
 CHECKER_ROUTED = (CHECK_BATCH, TARGET, AUDIT, PROOF_STATE, PROOF_STEP, PROOF_CLOSE, PROOF_STEPS, PROOF_TREE)
 
 
-def server_tools(engine: Engine, gate: CallGate, checker: Checker | RayChecker | None) -> list[ToolSpec]:
+def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None) -> list[ToolSpec]:
     """Every tool a server has, in listing order; the one list that the HTTP routes, the MCP
     servers (`leanindex serve`, `leanindex mcp`) and `api/mcp-tools.json` come from.
 
@@ -509,7 +509,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: Checker | RayChecker |
     `busy` and `timeout` apply); `lean.check` runs on `checker`, which owns its own limits
     (bounded queue answering `busy`, per-check timeout, code size cap), and so do
     `lean.check.batch`, `lean.check.target` and the proof tools (`lean.proof.*`). `checker` is a
-    local `Checker` or a `RayChecker` (same methods; the proof-state tools answer
+    `checker.backend.CheckerBackend`: a local `Checker` or a `RayChecker` (the proof tools answer
     `check_disabled` there). Without a checker, the checker's tools are not `enabled` (MCP does not
     list them) and a call raises `LeanIndexError(check_disabled)`.
     """
