@@ -5,7 +5,9 @@ one per line: a `tools/call` whose arguments hold a lone surrogate (`"\\ud800"`)
 malformed JSON, JSON nested 5,000 deep, a line of raw invalid UTF-8, valid JSON that is not a
 JSON-RPC message, and finally a good `tools/list`. Each gets exactly one answer: JSON-RPC error
 -32700 with a null id where no id can be read, -32602 (invalid params) with the request's id
-otherwise, and the server still answers the good request after them.
+otherwise, and the server still answers the good request after them. A request whose `id`
+JSON-RPC does not allow (an object, array, float, boolean or null: issue 32) gets -32600 with a
+null id, and a notification gets no answer.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from pathlib import Path
 
 from service_support import sample_root  # noqa: F401  (fixture)
 
+from leanindex.service.stdio import check_line
+
 PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
 INITIALIZE = {
@@ -51,21 +56,23 @@ BAD_LINES: list[tuple[bytes, int | None, int]] = [
 GOOD = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
 
 
-def test_every_line_gets_an_answer(sample_root: Path) -> None:  # noqa: F811
-    lines = [json.dumps(INITIALIZE).encode(), json.dumps(INITIALIZED).encode()]
-    lines += [line for line, _id, _code in BAD_LINES]
-    lines.append(json.dumps(GOOD).encode())
-    expected = 1 + len(BAD_LINES) + 1
+def stdio_session(root: Path, lines: list[bytes], expected: int, then: bytes | None = None) -> tuple[list[dict], dict | None, str]:
+    """Run `leanindex mcp` on `root`, send the handshake and `lines`, read `expected` answers;
+    with `then`, send that one more line and read its answer (the next frame, so whatever was
+    sent before it and not answered by then was answered by nothing). Returns (answers, the
+    answer to `then`, stderr)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "leanindex", "mcp", "--root", str(sample_root)],
+        [sys.executable, "-m", "leanindex", "mcp", "--root", str(root)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     # As a real client does, stdin stays open until the answers are in: closing it ends the
     # session, and a request still being served then is cancelled with it.
     frames: list[dict] = []
+    following = None
     try:
         assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(b"".join(line + b"\n" for line in lines))
+        handshake = [json.dumps(INITIALIZE).encode(), json.dumps(INITIALIZED).encode()]
+        process.stdin.write(b"".join(line + b"\n" for line in [*handshake, *lines]))
         process.stdin.flush()
         reader = ThreadPoolExecutor(1)
         while len(frames) < expected:
@@ -73,6 +80,10 @@ def test_every_line_gets_an_answer(sample_root: Path) -> None:  # noqa: F811
             if not line:
                 break
             frames.append(json.loads(line))
+        if then is not None:
+            process.stdin.write(then + b"\n")
+            process.stdin.flush()
+            following = json.loads(reader.submit(process.stdout.readline).result(timeout=60))
         reader.shutdown()
         process.stdin.close()
         err = process.stderr.read() if process.stderr is not None else b""
@@ -80,6 +91,13 @@ def test_every_line_gets_an_answer(sample_root: Path) -> None:  # noqa: F811
     finally:
         process.kill()
     assert len(frames) == expected, (frames, err.decode()[-2000:])
+    assert "Traceback" not in err.decode()
+    return frames, following, err.decode()
+
+
+def test_every_line_gets_an_answer(sample_root: Path) -> None:  # noqa: F811
+    lines = [line for line, _id, _code in BAD_LINES] + [json.dumps(GOOD).encode()]
+    frames, _, _ = stdio_session(sample_root, lines, expected=1 + len(BAD_LINES) + 1)
     assert all(frame["jsonrpc"] == "2.0" for frame in frames)
     errors = [frame for frame in frames if "error" in frame]
     assert sorted((e["id"] is None, e["id"] or 0, e["error"]["code"]) for e in errors) == sorted(
@@ -89,7 +107,41 @@ def test_every_line_gets_an_answer(sample_root: Path) -> None:  # noqa: F811
     answered = {frame["id"]: frame for frame in frames if "result" in frame}
     assert set(answered) == {1, 7}
     assert {tool["name"] for tool in answered[7]["result"]["tools"]} >= {"lean.declaration.search"}
-    assert "Traceback" not in err.decode()
+
+
+#: Ids JSON-RPC does not allow (issue 32): each request with one gets -32600 with a null id.
+BAD_IDS = [{"a": 1}, [1], 2.5, 3.0, True, False, None]
+NOTIFICATION = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 12345}}
+
+
+def test_check_line_refuses_every_id_but_strings_and_integers() -> None:
+    for ident in BAD_IDS:
+        for message in ({"jsonrpc": "2.0", "id": ident, "method": "tools/list"}, {"jsonrpc": "2.0", "id": ident, "result": {}}):
+            text, refusal = check_line(json.dumps(message).encode())
+            assert text is None and refusal is not None, message
+            assert refusal.id is None and refusal.error.code == INVALID_REQUEST
+    for ident in (7, "seven", -1, 0):
+        text, refusal = check_line(json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/list"}).encode())
+        assert refusal is None and text is not None
+    text, refusal = check_line(json.dumps(NOTIFICATION).encode())
+    assert refusal is None and text is not None
+
+
+def test_every_request_with_a_bad_id_gets_an_answer_and_a_notification_none(sample_root: Path) -> None:  # noqa: F811
+    """Each request with an id of the wrong type (object, array, float, `1.0`, booleans, null)
+    gets exactly one -32600 with a null id; the valid notification between them gets none; the
+    server answers good requests after them, in order."""
+    lines = []
+    for ident in BAD_IDS:
+        lines += [json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/list"}).encode(), json.dumps(NOTIFICATION).encode()]
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}).encode())
+    frames, following, _ = stdio_session(
+        sample_root, lines, expected=1 + len(BAD_IDS) + 1, then=json.dumps({"jsonrpc": "2.0", "id": 100, "method": "tools/list"}).encode()
+    )
+    errors = [frame for frame in frames if "error" in frame]
+    assert [(e["id"], e["error"]["code"]) for e in errors] == [(None, INVALID_REQUEST)] * len(BAD_IDS)
+    assert {frame["id"] for frame in frames if "result" in frame} == {1, 99}
+    assert following is not None and following["id"] == 100 and "result" in following
 
 
 def test_an_oversized_line_is_answered_and_the_next_one_read(monkeypatch) -> None:

@@ -1,5 +1,8 @@
 """The search page in a real browser: the distribution's Chromium, headless, JavaScript off,
-driven by Playwright against `leanindex serve` on the embedded Lean core catalog.
+driven by Playwright against `leanindex serve` on the embedded Lean core catalog; and, with
+JavaScript on, a catalog holding `javascript:` and `data:` links (built as before the link
+rule, which now refuses them) served in-process, where no such link may become clickable script,
+and the pages under the strictest Content-Security-Policy they need (`PAGE_CSP`).
 
 Screenshots of every step are written to `build/screenshots/` (desktop and phone widths) for
 people to look at. Without Playwright or Chromium the tests skip, printing why.
@@ -18,8 +21,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from embedded_support import DemoRun, leanindex_command
+from leanindex.catalog.links import link_problem
+from leanindex.engine import Engine
+from leanindex.errors import ErrorCode, LeanIndexError
+from leanindex.service.http import create_app
+from links_support import build_without_the_rule
+from service_support import live_server
+from streamkit import build, declaration, stream
 
 SHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
 CHROMIUM = os.environ.get("LEANINDEX_CHROMIUM", "/usr/bin/chromium")
@@ -183,3 +192,104 @@ def test_words_find_the_lemma_first_and_say_why(page: object, server: str) -> No
     page.click("button[type=submit]")  # type: ignore[attr-defined]
     assert page.locator("ol.results a.name").first.inner_text() == "Nat.add_comm"  # type: ignore[attr-defined]
     assert "name_hit=last_component" in page.locator("ol.results li .why").first.inner_text()  # type: ignore[attr-defined]
+
+
+# --- hostile links and the Content-Security-Policy -----------------------------------------
+
+PAYLOAD = "window.__pwned = (window.__pwned || 0) + 1"
+HOSTILE_LINKS = {
+    "A": (f"javascript:void({PAYLOAD})", "data:text/html,<script>opener && (opener.__pwned = 1)</script>"),
+    "B": (f"  JaVaScRiPt:void({PAYLOAD})", f"javascript&#58;void({PAYLOAD})"),
+    "C": ("https://github.com/o/r/blob/c0ffee/C.lean#L1-L2", f"\x01javascript:void({PAYLOAD})"),
+}
+PAGE_CSP = "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+"""The strictest policy the pages need: their one stylesheet (`/static/page.css`) and their forms
+(`GET /`, `POST /token`) on the same origin; no script, inline style, image or font."""
+
+
+@pytest.fixture(scope="module")
+def hostile_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server (in-process) on a catalog whose records link `javascript:` and `data:` URLs."""
+    root = tmp_path_factory.mktemp("hostile") / "root"
+    with pytest.raises(LeanIndexError) as refused:  # the build's rule refuses such a stream today
+        build(root, "OLD", stream([declaration([name], source_url=s, doc_url=d) for name, (s, d) in HOSTILE_LINKS.items()]))
+    assert refused.value.code is ErrorCode.INVALID_STREAM
+    build_without_the_rule(root, "OLD", HOSTILE_LINKS)
+    engine = Engine(root)
+    try:
+        with live_server(create_app(engine)) as url:
+            yield url
+    finally:
+        engine.close()
+
+
+def _with_policy(page: object, policy: str | None) -> None:
+    """Serve every answer with Content-Security-Policy `policy` (None: without one), whatever
+    the server sent, so each defence is tested on its own."""
+
+    def handle(route: object) -> None:
+        answer = route.fetch()  # type: ignore[attr-defined]
+        headers = {k: v for k, v in answer.headers.items() if k.lower() != "content-security-policy"}
+        if policy is not None:
+            headers["content-security-policy"] = policy
+        route.fulfill(response=answer, headers=headers)  # type: ignore[attr-defined]
+
+    page.route("http://127.0.0.1:*/**", handle)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def script_page(browser: object) -> Iterator[object]:
+    """A page with JavaScript ON: a link that ran script would show in `window.__pwned`."""
+    context = browser.new_context(java_script_enabled=True, viewport={"width": 1100, "height": 900})  # type: ignore[attr-defined]
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def _pwned(page: object) -> object:
+    return page.evaluate("window.__pwned")  # type: ignore[attr-defined]
+
+
+def test_a_javascript_link_runs_script_when_clicked_which_the_checks_below_rely_on(script_page: object) -> None:
+    script_page.set_content(f'<a id="bad" href="javascript:void({PAYLOAD})">bad</a>')  # type: ignore[attr-defined]
+    script_page.click("#bad")  # type: ignore[attr-defined]
+    assert _pwned(script_page) == 1
+
+
+@pytest.mark.parametrize("path", ["/?env=OLD&kind=theorem", "/d/A?env=OLD", "/d/B?env=OLD", "/d/C?env=OLD"])
+def test_no_stored_link_becomes_clickable_script(script_page: object, hostile_server: str, path: str) -> None:
+    # Without any Content-Security-Policy: the page's rendering alone must hold.
+    _with_policy(script_page, None)
+    script_page.goto(hostile_server + path)  # type: ignore[attr-defined]
+    hrefs = [a.get_attribute("href") for a in script_page.locator("a[href]").all()]  # type: ignore[attr-defined]
+    assert hrefs
+    for href in hrefs:
+        assert (href.startswith("/") and not href.startswith("//")) or link_problem(href) is None, href
+    protocols = script_page.evaluate("Array.from(document.links, a => a.protocol)")  # type: ignore[attr-defined]
+    assert set(protocols) <= {"http:", "https:"}, protocols
+    refused = script_page.locator(".refused").all()  # type: ignore[attr-defined]
+    assert refused and all("not linked" in item.inner_text() for item in refused)
+    for item in refused:
+        item.click()
+    assert _pwned(script_page) is None
+    assert script_page.url == hostile_server + path  # type: ignore[attr-defined]
+    if path == "/d/C?env=OLD":  # its good source link is kept
+        assert script_page.locator("a.source-link").get_attribute("href") == HOSTILE_LINKS["C"][0]  # type: ignore[attr-defined]
+
+
+def test_the_pages_need_no_more_than_the_strict_policy(script_page: object, hostile_server: str) -> None:
+    _with_policy(script_page, PAGE_CSP)
+    violations: list[str] = []
+    script_page.on("console", lambda message: violations.append(message.text) if "Content Security Policy" in message.text else None)  # type: ignore[attr-defined]
+    stylesheets: list[int] = []
+    script_page.on("response", lambda answer: stylesheets.append(answer.status) if answer.url.endswith("/static/page.css") else None)  # type: ignore[attr-defined]
+    for path in ("/", "/?env=NOPE&q=x", "/?env=OLD&kind=theorem", "/d/C?env=OLD"):
+        script_page.goto(hostile_server + path)  # type: ignore[attr-defined]
+        # The served stylesheet applies (the header has its bottom rule).
+        assert script_page.evaluate("getComputedStyle(document.querySelector('header')).borderBottomStyle") == "solid"  # type: ignore[attr-defined]
+    script_page.fill("input[name=q]", "A")  # type: ignore[attr-defined]
+    script_page.click("button[type=submit]")  # the form posts to the same origin (form-action 'self')  # type: ignore[attr-defined]
+    assert script_page.locator("ol.results a.name").all_inner_texts() == ["A"]  # type: ignore[attr-defined]
+    assert stylesheets and set(stylesheets) == {200}
+    assert violations == []

@@ -9,12 +9,17 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from leanindex.engine import Engine
 from leanindex.errors import ErrorCode, LeanIndexError
 from leanindex.service.config import ServiceConfig
 from leanindex.service.http import create_app
-from leanindex.service.web import Query, notation_constants, parse_query, read_form, type_segments
+from leanindex.service.web import (
+    Query,
+    notation_constants,
+    parse_query,
+    read_form,
+    type_segments,
+)
 from service_support import GatedEngine, engine_search, live_server, sample_root  # noqa: F401  (fixture)
 
 
@@ -52,8 +57,13 @@ def test_the_words_box_and_the_order_field_fill_text_and_order() -> None:
 
 
 def test_read_form_drops_empty_fields_and_defaults_the_environment() -> None:
-    form = read_form({"q": [" add "], "c": ["", "Nat"], "kind": [""], "limit": ["50"], "start": ["x"]}, "CORE")
+    form = read_form({"q": [" add "], "c": ["", "Nat"], "kind": [""], "limit": ["50"], "start": [" "]}, "CORE")
     assert (form.environment, form.text, form.constants, form.kinds, form.limit, form.start) == ("CORE", "add", ["Nat"], [], 50, 0)
+    # A number that is not plain digits is refused, never guessed (`²` is a digit to `str.isdigit`, not to `int`).
+    for bad in ("x", "²", "1" * 5000):
+        with pytest.raises(LeanIndexError) as raised:
+            read_form({"start": [bad]}, "CORE")
+        assert raised.value.code is ErrorCode.INVALID_REQUEST and raised.value.details["field"] == "start"
 
 
 def test_type_segments_link_each_constant_it_names() -> None:
@@ -93,7 +103,7 @@ def test_pages_answer_what_the_api_answers(sample_root: Path) -> None:  # noqa: 
         links.feed(page.text)
         following = next(h for h in links.hrefs if "after=" in h)
         second = httpx.get(url + following)
-        assert f"4–" in second.text and f"of {answer.total_matches}" in second.text
+        assert "4–" in second.text and f"of {answer.total_matches}" in second.text
         decl = httpx.get(f"{url}/d/Nat.add_comm", params={"env": "SAMPLE"})
         assert decl.status_code == 200 and "Nat.add_comm" in decl.text and "commutative" in decl.text
         # A theorem is no class: its null instance count is not shown as a fact about the catalog.

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from leanindex.catalog.layout import CatalogPaths
+from leanindex.catalog.manifest import Manifest
 from leanindex.catalog.verify import verify_catalog
 from leanindex.cli import main
 from leanindex.engine import Engine
@@ -234,3 +235,62 @@ def test_verify_without_manifest(tmp_path: Path) -> None:
     status, out = verify_cli(tmp_path)
     assert status == EXIT_STATUS[ErrorCode.CATALOG_UNAVAILABLE]
     assert json.loads(out)["error"]["code"] == "catalog_unavailable"
+
+
+def test_in_place_edit_with_size_and_mtime_put_back(root: Path, engine: Engine) -> None:
+    """The engine's stat check includes the change time, which a user cannot set back: an edit
+    that keeps inode and size and restores the modification time is re-verified (issue 32)."""
+    path = paths_of(root).catalog_dir / "index/names.npy"
+    before = os.stat(path)
+    flip_byte(path)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    assert after.st_ctime_ns != before.st_ctime_ns
+    for _ in range(2):
+        with pytest.raises(LeanIndexError) as caught:
+            engine.search(QUERY)
+        assert caught.value.code is ErrorCode.DIGEST_MISMATCH and caught.value.details["file"] == "index/names.npy"
+    assert_recovers_after_rebuild(root, engine)
+
+
+@pytest.mark.parametrize("field", ["declaration_count", "visible_count"])
+def test_resealed_counts_are_checked_against_the_files(root: Path, engine: Engine, field: str) -> None:
+    """A manifest whose count was changed and both digests recomputed (`Manifest.sealed`) is
+    refused: the counts are verified against the Parquet footer and the hidden flags."""
+    path = paths_of(root).served_manifest
+    manifest = Manifest.model_validate_json(path.read_text())
+    catalog = manifest.catalog.model_copy(update={field: 999999})
+    path.write_text(manifest.model_copy(update={"catalog": catalog}).sealed().to_json())
+    assert_fails_closed(root, engine, ErrorCode.DIGEST_MISMATCH)
+    with pytest.raises(LeanIndexError) as caught:
+        verify_catalog(paths_of(root))
+    assert caught.value.details["field"] == field and caught.value.details["recorded"] == 999999
+    assert field in caught.value.message
+    assert_recovers_after_rebuild(root, engine)
+
+
+def test_a_duckdb_write_ahead_log_beside_the_database_is_refused(root: Path, engine: Engine, tmp_path: Path) -> None:
+    """DuckDB replays `catalog.duckdb.wal` even on a read-only open, so a WAL that no digest
+    covers would change what inspect serves: a served catalog that gains one is refused, by the
+    engine that was serving it too (its stat check covers the WAL's absence)."""
+    import duckdb
+
+    paths = paths_of(root)
+    assert engine.inspect(InspectRequest(environment="sample", declaration_name="Nat.add_comm")).name == "Nat.add_comm"
+    scratch = tmp_path / "wal"
+    scratch.mkdir()
+    shutil.copy(paths.database, scratch / "catalog.duckdb")
+    con = duckdb.connect(str(scratch / "catalog.duckdb"), config={"checkpoint_threshold": "1TB"})
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")
+    con.execute("CREATE TABLE injected AS SELECT 1 AS x")
+    con.close()
+    wal = scratch / "catalog.duckdb.wal"
+    assert wal.is_file() and wal.stat().st_size > 0, "DuckDB left no write-ahead log"
+    shutil.copy(wal, paths.catalog_dir / "catalog.duckdb.wal")
+    assert_fails_closed(root, engine, ErrorCode.DIGEST_MISMATCH)
+    with pytest.raises(LeanIndexError) as caught:
+        verify_catalog(paths)
+    assert caught.value.details["file"] == "catalog.duckdb.wal"
+    (paths.catalog_dir / "catalog.duckdb.wal").unlink()
+    assert engine.search(QUERY).total_matches > 0

@@ -36,6 +36,7 @@ class ErrorCode(StrEnum):
     INTERNAL_ERROR = "internal_error"
     UNKNOWN_PROOF_STATE = "unknown_proof_state"
     FORBIDDEN_COMMAND = "forbidden_command"
+    HOST_NOT_ALLOWED = "host_not_allowed"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -59,6 +60,8 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.INTERNAL_ERROR: 500,
     ErrorCode.UNKNOWN_PROOF_STATE: 404,
     ErrorCode.FORBIDDEN_COMMAND: 400,
+    # 421 Misdirected Request: the `Host` names a server this one is not (DNS rebinding).
+    ErrorCode.HOST_NOT_ALLOWED: 421,
 }
 
 class Outcome(StrEnum):
@@ -115,6 +118,7 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.INTERNAL_ERROR: 18,
     ErrorCode.UNKNOWN_PROOF_STATE: 5,
     ErrorCode.FORBIDDEN_COMMAND: 3,
+    ErrorCode.HOST_NOT_ALLOWED: 3,
 }
 
 

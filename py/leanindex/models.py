@@ -273,12 +273,34 @@ QUERY_PARAMETER_HELP: dict[str, str] = {
 }
 
 
+_CANONICAL_INT = re.compile(r"0|[1-9][0-9]{0,17}")
+
+
+def query_value(key: str, value: str, json_type: str | None) -> Any:
+    """One query parameter's text as the JSON value it spells, by the one rule of query strings:
+    an `integer` field takes only canonical decimal digits (`10`; not `+10`, `010`, `1_0`,
+    `10.0` or ` 10`), a `boolean` field only `true` or `false`, anything else the text as it is
+    (the request model then validates it as it validates JSON). Raises
+    `LeanIndexError(invalid_request)` (`details.field` = `key`) for another spelling."""
+    if json_type == "integer":
+        if not _CANONICAL_INT.fullmatch(value):
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"query parameter {key!r}: write a whole number in decimal digits", {"field": key})
+        return int(value)
+    if json_type == "boolean":
+        if value not in ("true", "false"):
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"query parameter {key!r}: write true or false", {"field": key})
+        return value == "true"
+    return value
+
+
 def search_request_from_query(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """The `SearchRequest` fields of a search given as query parameters (`pairs` in order; a
     list field repeats its parameter; `constant` fills `type_pattern.constants`, `flag` gives
-    `flags` as `KEY`/`KEY=false`). Raises `LeanIndexError(invalid_request)` for an unknown
-    parameter, a repeated single-valued one or a malformed flag; values are validated by
-    `SearchRequest` afterwards."""
+    `flags` as `KEY`/`KEY=false`), as the JSON values they spell (`query_value`: canonical
+    digits for integers, `true`/`false` for booleans). Raises `LeanIndexError(invalid_request)`
+    for an unknown parameter, a repeated single-valued one, a malformed flag or a value of
+    another spelling; values are validated by `SearchRequest` afterwards
+    (`validation.parse_request`, strictly, as a JSON body is)."""
     values: dict[str, list[str]] = {}
     for key, value in pairs:
         values.setdefault(key, []).append(value)
@@ -297,13 +319,16 @@ def search_request_from_query(pairs: list[tuple[str, str]]) -> dict[str, Any]:
             continue
         if key not in SearchRequest.model_fields or key in {"type_pattern", "flags"}:
             raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"unknown query parameter {key!r}", {"field": key})
-        options = [o.get("type") for o in schema[key].get("anyOf", [schema[key]])]
-        if "array" in options and (len(given) > 1 or "string" not in options):
-            fields[key] = given
+        options = schema[key].get("anyOf", [schema[key]])
+        types = [o.get("type") for o in options]
+        if "array" in types and (len(given) > 1 or "string" not in types):
+            items = next(o for o in options if o.get("type") == "array").get("items", {})
+            fields[key] = [query_value(key, value, items.get("type")) for value in given]
         elif len(given) > 1:
             raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"query parameter {key!r} given {len(given)} times", {"field": key})
         else:
-            fields[key] = given[0]
+            scalar = next((t for t in types if t not in ("array", "null")), None)
+            fields[key] = query_value(key, given[0], scalar)
     return fields
 
 

@@ -19,17 +19,24 @@ when the header has no githash, get null.
 The builder applies the rule while it writes the catalog (`with_source_urls`), so the stored
 record line, the Parquet columns and the digests all carry the URL; a `source_url` the stream
 itself gives is kept as given.
+
+What a link may be at all is one rule, `link_problem` (an `http`/`https` URL with a host, no
+user name, no control, format or whitespace character, at most `MAX_LINK_CHARS` characters): the
+stream reader refuses a record whose `source_url` or `doc_url` breaks it, the doc-gen4 front end
+refuses such a declaration and a doc base, and the search page links nothing else.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
+from ..errors import ErrorCode, LeanIndexError
 from ..names import NameSyntaxError, parse_name
 from ..records import DeclarationRecord, HeaderRecord, SourceRange
 
@@ -37,16 +44,66 @@ LEAN4_REPOSITORY = "https://github.com/leanprover/lean4"
 CORE_ROOTS = frozenset({"Init", "Std", "Lean", "Lake"})
 """Root components of the modules that come with the toolchain (lean4 `src/`)."""
 
+MAX_LINK_CHARS = 2048
+"""The longest link kept (characters). Real links are far shorter: at most 192 (`sourceLink`)
+and 266 (`docLink` on the default base) in the Lean core and Mathlib doc-gen4 data."""
+LINK_SCHEMES = ("http", "https")
+
+
+def link_problem(url: str) -> str | None:
+    """Why `url` is not a link leanindex stores or renders, or None when it is one: at most
+    `MAX_LINK_CHARS` characters, none of them a control, format or separator character (no
+    whitespace at all, so nothing a browser would strip or skip: `str.isprintable` and no space),
+    the scheme `http` or `https` (in any case, as browsers read it: what comes before the first
+    `:`), a host, no user name or password, a valid port. Anything else (`javascript:`,
+    `data:`, `vbscript:`, a relative or schemeless reference, a leading space or control
+    character) gets a short reason in English. Never raises."""
+    if not isinstance(url, str):
+        return "not a string"
+    if len(url) > MAX_LINK_CHARS:
+        return f"longer than {MAX_LINK_CHARS} characters"
+    if not url.isprintable() or " " in url:
+        return "holds a control, format or whitespace character"
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        return "not a well-formed URL"
+    if parts.scheme not in LINK_SCHEMES:
+        return f"its scheme is {parts.scheme!r}, not http or https" if parts.scheme else "not an absolute http(s) URL"
+    if not parts.hostname:
+        return "has no host"
+    if parts.username is not None or parts.password is not None:
+        return "names a user"
+    if not port_ok:
+        return "has an invalid port"
+    return None
+
+
+def checked_link(url: str | None, what: str, details: dict[str, object]) -> str | None:
+    """`url` when it is None or a link (`link_problem`); otherwise raises
+    `LeanIndexError(invalid_stream)` with the message `{what} is not an http(s) link (reason):
+    'value'` (the value cut to 100 characters) and `details`."""
+    if url is None:
+        return None
+    problem = link_problem(url)
+    if problem is None:
+        return url
+    shown = url[:100] + ("…" if len(url) > 100 else "")
+    raise LeanIndexError(ErrorCode.INVALID_STREAM, f"{what} is not an http(s) link ({problem}): {shown!r}", details)
+
+
 _GITHUB = re.compile(r"^https://github\.com/(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 
 def github_blob_base(url: str | None, rev: str | None) -> str | None:
     """`https://github.com/OWNER/REPO/blob/REV/` for a GitHub repository URL (`.git` and a
-    trailing `/` dropped) and a revision; None for any other URL or a missing revision."""
+    trailing `/` dropped) and a revision (URL-encoded: Lake's resolved revision is a commit
+    hash, which encoding leaves as it is); None for any other URL or a missing revision."""
     match = _GITHUB.match(url or "")
     if match is None or not rev:
         return None
-    return f"https://github.com/{match.group('owner')}/{match.group('repo')}/blob/{rev}/"
+    return f"https://github.com/{match.group('owner')}/{match.group('repo')}/blob/{quote(rev, safe='')}/"
 
 
 def line_anchor(range_: SourceRange | None) -> str:
@@ -96,7 +153,9 @@ class ModuleFiles:
         if relative is None:
             return None
         for package in self.packages:
-            if (package.directory / relative).is_file():
+            # `os.path.isfile`, not `Path.is_file`: a name too long for the file system
+            # (ENAMETOOLONG, from a hostile stream's module) is no file there, not an error.
+            if os.path.isfile(package.directory / relative):
                 return package.blob_base + quote(relative) if package.blob_base else None
         if relative.split("/", 1)[0] in CORE_ROOTS and lean_githash:
             return f"{LEAN4_REPOSITORY}/blob/{lean_githash}/src/{quote(relative)}"
@@ -109,7 +168,9 @@ def with_source_urls(
     """`records` (validated records with their stream lines) with `source_url` filled by the
     rule of the module docstring where the record has none; the line is changed to match (the
     builder stores lines as they are). `header()` gives the stream header once read (it is,
-    before the first record)."""
+    before the first record). Raises `LeanIndexError(invalid_stream)` naming the declaration
+    when the URL built is no link by `link_problem` (only a module name too long for one: every
+    part is URL-encoded)."""
     for record, raw in records:
         if record.source_url is not None or record.module is None:
             yield record, raw
@@ -120,6 +181,7 @@ def with_source_urls(
             yield record, raw
             continue
         url = base + line_anchor(record.range)
+        checked_link(url, f"the source link built for {record.name!r}", {"declaration": record.name, "field": "source_url"})
         yield record.model_copy(update={"source_url": url}), _with_key(raw, "source_url", url)
 
 

@@ -27,6 +27,8 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity, display_profile
 from ..records import LeanInfo
 from ..storage import storage_failure
+from .files import regular_file_sha256
+from .layout import catalog_file_problem, manifest_label
 
 MANIFEST_SCHEMA = "leanindex.environment-manifest/v1"
 SourceKind = Literal["lean", "doc-gen4", "stream"]
@@ -137,13 +139,11 @@ def module_list_sha256(modules: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(modules)).encode()).hexdigest()
 
 
-def file_sha256(path: Path, chunk_bytes: int = 1 << 22) -> str:
-    """sha256 (hex) of a file, read in 4 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(chunk_bytes):
-            digest.update(chunk)
-    return digest.hexdigest()
+def file_sha256(path: Path) -> str:
+    """sha256 (hex) of the regular file at `path`, read in 4 MiB chunks within the size it had
+    when opened (`files.regular_file_sha256`). Raises `OSError` when it cannot be read, is no
+    regular file (a FIFO or device is refused before any read) or changes size while read."""
+    return regular_file_sha256(path)
 
 
 _MATHLIB_URL = re.compile(r"github\.com/leanprover-community/mathlib4?(\.git)?/?$")
@@ -176,27 +176,44 @@ def environment_identity(profile: str, manifest: Manifest) -> EnvironmentIdentit
     )
 
 
-def read_manifest(path: Path) -> Manifest:
-    """Load and validate a manifest file.
+def read_manifest(path: Path, label: str | None = None) -> Manifest:
+    """Load and validate a manifest file (see `parse_manifest`).
 
-    Raises `LeanIndexError(catalog_unavailable)` when it is missing or unreadable, and
-    `LeanIndexError(digest_mismatch)` when its `environment_digest` does not match its identity
-    fields or its `manifest_digest` does not match its other fields (a hand-edited manifest);
-    `details.field` names the digest that failed.
+    `label` names the file in messages and `details.manifest` (default `layout.manifest_label`:
+    relative to the root for a root's manifests, never the root itself). Raises
+    `LeanIndexError(catalog_unavailable)` when it is missing or unreadable, and
+    `parse_manifest`'s errors.
     """
+    shown = label or manifest_label(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"no manifest at {path}", {"path": str(path)}) from None
+        raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"no manifest at {shown}", _where(shown, path)) from None
     except (OSError, UnicodeDecodeError) as error:
-        raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"cannot read {path}: {error}", {"path": str(path)}) from None
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"cannot read {shown}: {reason}", _where(shown, path)) from None
+    return parse_manifest(text, shown, _where(shown, path))
+
+
+def parse_manifest(text: str, label: str, details: dict[str, Any] | None = None) -> Manifest:
+    """Validate a manifest's JSON text; `label` names it in messages, `details` (default
+    `{"manifest": label}`) go with every error.
+
+    Raises `LeanIndexError`: `catalog_unavailable` when it is not a valid manifest, or when a
+    `catalog.files` key is not a catalog file's name (`layout.catalog_file_problem`: a key is a
+    name, never a path; `details.file` holds the key); `digest_mismatch` when its
+    `environment_digest` does not match its identity fields or its `manifest_digest` does not
+    match its other fields (a hand-edited manifest; `details.field` names the digest that
+    failed). The digests are checked first: an edit that was not resealed is a mismatch.
+    """
+    where = details if details is not None else {"manifest": label}
     try:
         manifest = Manifest.model_validate_json(text)
     except ValidationError as error:
         raise LeanIndexError(
             ErrorCode.CATALOG_UNAVAILABLE,
-            f"{path} is not a valid {MANIFEST_SCHEMA} manifest: {error.errors()[0]['msg']}",
-            {"path": str(path)},
+            f"{label} is not a valid {MANIFEST_SCHEMA} manifest: {error.errors()[0]['msg']}",
+            where,
         ) from None
     checks = (
         ("environment_digest", manifest.environment_digest, environment_digest(manifest.identity()), "identity fields"),
@@ -206,10 +223,25 @@ def read_manifest(path: Path) -> Manifest:
         if recorded != computed:
             raise LeanIndexError(
                 ErrorCode.DIGEST_MISMATCH,
-                f"{path}: {field} does not match the manifest's {covered}",
-                {"path": str(path), "field": field, "recorded": recorded, "computed": computed},
+                f"{label}: {field} does not match the manifest's {covered}",
+                {**where, "field": field, "recorded": recorded, "computed": computed},
+            )
+    for key in sorted(manifest.catalog.files):
+        problem = catalog_file_problem(key)
+        if problem is not None:
+            raise LeanIndexError(
+                ErrorCode.CATALOG_UNAVAILABLE,
+                f"{label} lists catalog file {key!r}, which is refused: {problem} (a manifest names the files "
+                "of a catalog folder, never paths)",
+                {**where, "file": key},
             )
     return manifest
+
+
+def _where(label: str, path: Path) -> dict[str, str]:
+    """`details` naming a manifest: its label, or only its file name when the label is an
+    absolute path (details never carry one)."""
+    return {"manifest": path.name if os.path.isabs(label) else label}
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -5,9 +5,15 @@ members, in this order: `manifest.json` (the profile's manifest, byte for byte),
 `catalog/<file>` for every file the manifest lists. `pack_catalog` writes one from a catalog
 that verifies. `pull_catalog` takes a pack from a URL (downloaded with a size cap, resumed with
 HTTP `Range` after a dropped connection) or a file, unpacks it into a staged build folder,
-checks the manifest's own digest and every file's sha256 against it, and only then publishes
-it through the same path as a build (`builder.staged_build` + `builder.publish`): until then
+checks the manifest's own digest and every file's sha256 against it, verifies the staged
+catalog exactly as `catalog verify` will once it is published, and only then publishes it
+through the same path as a build (`builder.staged_build` + `builder.publish`): until then
 nothing under the root changes, and a refused pack leaves the root as it was.
+
+A pack is hostile until checked. Its manifest is read like any other (`manifest.parse_manifest`:
+its file keys are catalog file names, never paths) and must name a profile id in canonical
+form before a byte is written; every other member must be a regular file named
+`catalog/<a file the manifest lists>`, written only inside the staged build folder.
 
 Packs are published as release assets of the repository by the manifest workflow, at
 `RELEASE_URL` (`release_url`).
@@ -26,10 +32,12 @@ import httpx
 
 from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
+from ..models import normalize_profile
+from ..storage import storage_failure
 from .builder import publish, staged_build
-from .layout import CatalogPaths
-from .manifest import Manifest, read_manifest
-from .verify import catalog_files, verify_catalog
+from .layout import MANIFEST_FILE, CatalogPaths, catalog_files
+from .manifest import Manifest, parse_manifest, write_atomically
+from .verify import verify_catalog
 
 MANIFEST_MEMBER = "manifest.json"
 CATALOG_PREFIX = "catalog/"
@@ -41,6 +49,10 @@ DEFAULT_MAX_BYTES = 8 << 30
 """Largest pack `pull_catalog` accepts by default (8 GiB; Mathlib's catalog is about 1 GB)."""
 RESUME_ATTEMPTS = 5
 """Times a dropped download is resumed (HTTP Range) before the pull fails."""
+MANIFEST_MAX_BYTES = 4 << 20
+"""Largest `manifest.json` member a pull reads (4 MiB; a Mathlib manifest is a few KiB): it is
+read into memory, so a hostile size is refused before it is read."""
+_REGULAR = (tarfile.REGTYPE, tarfile.AREGTYPE)
 _CHUNK_BYTES = 1 << 20
 
 ProgressCallback = Callable[[int, int | None], None]
@@ -101,30 +113,37 @@ def pull_catalog(
 ) -> PullResult:
     """Install the pack at `source` (an `http(s)://` URL or a file path) under `root`.
 
-    `profile`, when given, must be the pack's profile. A download goes to
-    `ROOT/catalog/.downloads/` and is resumed with `Range` up to `RESUME_ATTEMPTS` times when the
-    connection drops; when they are used up, the partial file stays there and the next pull of
-    the same URL resumes from it. A download is refused once it exceeds `max_bytes`. Whatever
-    the outcome, the partial file is removed once the whole pack was read. Raises `LeanIndexError`:
-    `digest_mismatch` for a pack that is truncated, not a pack, has a member it should not, a
-    manifest whose environment digest does not match it, or a file whose sha256 differs from the
-    manifest's (root unchanged in every case); `payload_too_large` over `max_bytes`;
-    `invalid_request` for a missing file, a bad URL, a failed download or another profile.
+    The pack installs the profile its manifest names (in canonical, lower-case form);
+    `profile`, when given, must be that profile. It replaces a catalog of that profile only
+    once the staged catalog verifies; the replaced build is removed after the switch. A
+    download goes to `ROOT/catalog/.downloads/` and is resumed with `Range` up to
+    `RESUME_ATTEMPTS` times when the connection drops; when they are used up, the partial file
+    stays there and the next pull of the same URL resumes from it. A download is refused once it
+    exceeds `max_bytes`. Whatever the outcome, the partial file is removed once the whole pack
+    was read, or when it cannot be written. Raises `LeanIndexError`, with the root unchanged in every case:
+    `digest_mismatch` for a pack that is truncated, not a pack, has a member it should not (a
+    link, a device, a folder, a name its manifest does not list), a manifest that is invalid
+    (its digests, a file key that is not a catalog file name, a profile that is not a canonical
+    profile id) or a staged catalog that does not verify (a file whose sha256 differs from the
+    manifest's included); `payload_too_large` over `max_bytes`; `invalid_request` for a missing
+    file, a bad URL, a failed download or another profile than `profile`; `storage_full` /
+    `io_error` when the pack cannot be written under the root (a full disk, a read-only one).
     """
     if source.startswith(("http://", "https://")):
         downloads = Path(root) / "catalog" / ".downloads"
+        made = _missing_folders(downloads)
         part = downloads / (hashlib.sha256(source.encode()).hexdigest()[:16] + ".part")
         try:
             _download(source, part, max_bytes, on_progress, timeout_s)
         except LeanIndexError as error:
             if error.code != ErrorCode.INVALID_REQUEST or not part.exists():
-                _remove_empty(downloads)
+                _remove_empty(made)
             raise
         try:
             return _install(part, source, root, profile)
         finally:
             part.unlink(missing_ok=True)
-            _remove_empty(downloads)
+            _remove_empty(made)
     path = Path(source)
     if not path.is_file():
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"{source} is neither an http(s) URL nor a file", {"source": source})
@@ -136,11 +155,20 @@ def pull_catalog(
     return _install(path, source, root, profile)
 
 
-def _remove_empty(folder: Path) -> None:
-    try:
-        folder.rmdir()
-    except OSError:
-        pass  # not empty (another pull's partial download) or already gone
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist yet, deepest first: what a download
+    creates and, when it leaves nothing there, removes again."""
+    missing = [folder]  # `.downloads` itself goes once empty, even when an earlier pull left it
+    missing += [parent for parent in folder.parents if not parent.exists()]
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty (another pull's partial download, a published catalog) or already gone
 
 
 def _too_large(source: str, size: int, max_bytes: int) -> LeanIndexError:
@@ -153,46 +181,53 @@ def _too_large(source: str, size: int, max_bytes: int) -> LeanIndexError:
 
 def _download(url: str, part: Path, max_bytes: int, on_progress: ProgressCallback | None, timeout_s: float) -> None:
     """Fetch `url` into `part`, resuming from `part`'s size (a `Range` request) after each
-    dropped connection; a server that ignores `Range` (answers 200) restarts the file."""
-    part.parent.mkdir(parents=True, exist_ok=True)
+    dropped connection; a server that ignores `Range` (answers 200) restarts the file. A write
+    that fails removes `part` (on a full disk it holds the space wanted back) and raises
+    `storage_full` or `io_error`."""
     failures: list[str] = []
-    with httpx.Client(follow_redirects=True, timeout=timeout_s) as client:
-        for _attempt in range(RESUME_ATTEMPTS + 1):
-            have = part.stat().st_size if part.exists() else 0
-            headers = {"Range": f"bytes={have}-"} if have else {}
-            try:
-                with client.stream("GET", url, headers=headers) as response:
-                    if response.status_code == 416 and have:
-                        return  # the part file already holds every byte
-                    if response.status_code not in (200, 206):
-                        raise LeanIndexError(
-                            ErrorCode.INVALID_REQUEST,
-                            f"{url} answered HTTP {response.status_code}",
-                            {"source": url, "status": response.status_code},
-                        )
-                    resumed = response.status_code == 206
-                    start = have if resumed else 0
-                    length = response.headers.get("content-length")
-                    total = start + int(length) if length is not None and length.isdigit() else None
-                    if total is not None and total > max_bytes:
-                        raise _too_large(url, total, max_bytes)
-                    with open(part, "ab" if resumed else "wb") as out:
-                        done = start
-                        for chunk in response.iter_bytes():  # as received: a dropped connection loses nothing written
-                            done += len(chunk)
-                            if done > max_bytes:
-                                raise _too_large(url, done, max_bytes)
-                            out.write(chunk)
-                            if on_progress is not None:
-                                on_progress(done, total)
-                    if total is None or done >= total:
-                        return
-                    failures.append(f"connection closed after {done:,} of {total:,} bytes")
-            except LeanIndexError:
-                part.unlink(missing_ok=True)
-                raise
-            except httpx.HTTPError as error:
-                failures.append(f"{type(error).__name__}: {error}")
+    total: int | None = None
+    try:
+        part.parent.mkdir(parents=True, exist_ok=True)
+        with httpx.Client(follow_redirects=True, timeout=timeout_s) as client:
+            for _attempt in range(RESUME_ATTEMPTS + 1):
+                have = part.stat().st_size if part.exists() else 0
+                headers = {"Range": f"bytes={have}-"} if have else {}
+                try:
+                    with client.stream("GET", url, headers=headers) as response:
+                        if response.status_code == 416 and have:
+                            return  # the part file already holds every byte
+                        if response.status_code not in (200, 206):
+                            raise LeanIndexError(
+                                ErrorCode.INVALID_REQUEST,
+                                f"{url} answered HTTP {response.status_code}",
+                                {"source": url, "status": response.status_code},
+                            )
+                        resumed = response.status_code == 206
+                        start = have if resumed else 0
+                        length = response.headers.get("content-length")
+                        total = start + int(length) if length is not None and length.isdigit() else None
+                        if total is not None and total > max_bytes:
+                            raise _too_large(url, total, max_bytes)
+                        with open(part, "ab" if resumed else "wb") as out:
+                            done = start
+                            for chunk in response.iter_bytes():  # as received: a dropped connection loses nothing written
+                                done += len(chunk)
+                                if done > max_bytes:
+                                    raise _too_large(url, done, max_bytes)
+                                out.write(chunk)
+                                if on_progress is not None:
+                                    on_progress(done, total)
+                        if total is None or done >= total:
+                            return
+                        failures.append(f"connection closed after {done:,} of {total:,} bytes")
+                except LeanIndexError:
+                    part.unlink(missing_ok=True)
+                    raise
+                except httpx.HTTPError as error:
+                    failures.append(f"{type(error).__name__}: {error}")
+    except OSError as error:
+        part.unlink(missing_ok=True)
+        raise _storage_error(error, path=part, needed_bytes=total) from None
     raise LeanIndexError(
         ErrorCode.INVALID_REQUEST,
         f"download of {url} failed {len(failures)} times (resumed with Range each time): {failures[-1]}",
@@ -200,43 +235,53 @@ def _download(url: str, part: Path, max_bytes: int, on_progress: ProgressCallbac
     )
 
 
+def _storage_error(
+    error: OSError, *, path: Path | None = None, fallback: Path | None = None, needed_bytes: int | None = None
+) -> LeanIndexError:
+    """`storage_full` or `io_error` (`storage.storage_failure`, same arguments) for a read or
+    write that failed: never a corrupt pack, since the pack may be fine where the disk is not."""
+    coded = storage_failure(error, path=path, fallback=fallback, needed_bytes=needed_bytes)
+    assert coded is not None  # every OSError is coded
+    return coded
+
+
 def _refused(source: str, why: str, **details: object) -> LeanIndexError:
     return LeanIndexError(ErrorCode.DIGEST_MISMATCH, f"pack {source} refused: {why}; nothing was changed", {"source": source, **details})
 
 
 def _install(pack: Path, source: str, root: str | Path, profile: str | None) -> PullResult:
-    """Unpack, verify, publish (see `pull_catalog`)."""
-    with open(pack, "rb") as raw:
-        try:
-            tar = tarfile.open(fileobj=raw, mode="r:")
-            first = tar.next()
-        except (tarfile.TarError, OSError) as error:
-            raise _refused(source, f"not a readable pack ({error})") from None
-        if first is None or first.name != MANIFEST_MEMBER or not first.isfile():
-            raise _refused(source, f"its first member is not {MANIFEST_MEMBER}")
-        manifest_bytes = _member_bytes(tar, first, source)
-        manifest = _pack_manifest(manifest_bytes, source)
-        unlisted = sorted(set(catalog_files()) - set(manifest.catalog.files))
-        if unlisted:
-            raise _refused(source, f"its manifest does not list every catalog file ({', '.join(unlisted)})", unlisted=unlisted)
-        if profile is not None and CatalogPaths.of(root, profile).profile != manifest.profile:
-            raise LeanIndexError(
-                ErrorCode.INVALID_REQUEST,
-                f"pack {source} holds profile {manifest.profile!r}, not {profile.lower()!r}",
-                {"source": source, "profile": manifest.profile},
-            )
-        with staged_build(root, manifest.profile) as (paths, build_dir):
-            _unpack_files(tar, manifest, build_dir, source)
-            publish(paths, build_dir, manifest)
+    """Check the manifest, then unpack, verify and publish (see `pull_catalog`)."""
+    try:
+        with open(pack, "rb") as raw:
+            try:
+                tar = tarfile.open(fileobj=raw, mode="r:")
+                first = tar.next()
+            except (tarfile.TarError, EOFError) as error:
+                raise _refused(source, f"not a readable pack ({error})") from None
+            if first is None or first.name != MANIFEST_MEMBER or first.type not in _REGULAR:
+                raise _refused(source, f"its first member is not a regular file {MANIFEST_MEMBER}")
+            manifest = _pack_manifest(_member_bytes(tar, first, source), source)
+            _check_profile(manifest, root, profile, source)
+            # Every check the manifest alone allows is done: only now is anything written.
+            with staged_build(root, manifest.profile) as (paths, build_dir):
+                _unpack_files(tar, manifest, build_dir, source)
+                _verify_staged(paths, build_dir, manifest, source)
+                publish(paths, build_dir, manifest)
+    except OSError as error:
+        # Writes inside the staged build are coded by `staged_build`; this is the rest (the
+        # pack unreadable, the builds folder not creatable).
+        raise _storage_error(error, fallback=pack) from None
     return PullResult(manifest=manifest, pack_bytes=pack.stat().st_size, source=source)
 
 
 def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, source: str) -> bytes:
+    if member.size > MANIFEST_MAX_BYTES:
+        raise _refused(source, f"{member.name} is {member.size:,} bytes, over the {MANIFEST_MAX_BYTES:,}-byte cap", member=member.name)
     try:
         handle = tar.extractfile(member)
         assert handle is not None  # a regular file member
         data = handle.read()
-    except (tarfile.TarError, OSError) as error:
+    except (tarfile.TarError, EOFError) as error:
         raise _refused(source, f"{member.name} is truncated ({error})") from None
     if len(data) != member.size:
         raise _refused(source, f"{member.name} is truncated ({len(data):,} of {member.size:,} bytes)")
@@ -244,36 +289,70 @@ def _member_bytes(tar: tarfile.TarFile, member: tarfile.TarInfo, source: str) ->
 
 
 def _pack_manifest(data: bytes, source: str) -> Manifest:
-    """The pack's manifest, validated like any manifest file (its environment digest included)."""
-    with tempfile.TemporaryDirectory(prefix="leanindex-pull-") as scratch:
-        copy = Path(scratch) / MANIFEST_MEMBER
-        copy.write_bytes(data)
-        try:
-            return read_manifest(copy)
-        except LeanIndexError as error:
-            raise _refused(source, f"its manifest is invalid ({error.message.replace(str(copy), MANIFEST_MEMBER)})") from None
+    """The pack's manifest, validated like any manifest file: its digests, and its file keys
+    (catalog file names, never paths); it must list every file of a catalog."""
+    try:
+        manifest = parse_manifest(data.decode("utf-8"), MANIFEST_MEMBER)
+    except UnicodeDecodeError as error:
+        raise _refused(source, f"its manifest is not UTF-8 text ({error.reason})") from None
+    except LeanIndexError as error:
+        raise _refused(source, f"its manifest is invalid ({error.message})", **error.details) from None
+    unlisted = sorted(set(catalog_files()) - set(manifest.catalog.files))
+    if unlisted:
+        raise _refused(source, f"its manifest does not list every catalog file ({', '.join(unlisted)})", unlisted=unlisted)
+    return manifest
+
+
+def _check_profile(manifest: Manifest, root: str | Path, profile: str | None, source: str) -> None:
+    """The manifest's profile is the folder it is installed in: a canonical (lower-case) profile
+    id, since `catalog verify` compares the two and would refuse the published catalog forever;
+    and it is `profile` when the caller named one (`invalid_request` otherwise)."""
+    try:
+        canonical = normalize_profile(manifest.profile)
+    except LeanIndexError:
+        raise _refused(source, f"its manifest names no valid profile id ({manifest.profile!r})", profile=manifest.profile) from None
+    if canonical != manifest.profile:
+        raise _refused(
+            source,
+            f"its manifest names profile {manifest.profile!r}, not in canonical form ({canonical!r}): "
+            "the catalog it would install under that folder could never verify",
+            profile=manifest.profile,
+        )
+    if profile is not None and CatalogPaths.of(root, profile).profile != manifest.profile:
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"pack {source} holds profile {manifest.profile!r}, not {profile.lower()!r}",
+            {"source": source, "profile": manifest.profile},
+        )
 
 
 def _unpack_files(tar: tarfile.TarFile, manifest: Manifest, build_dir: Path, source: str) -> None:
     """Write every `catalog/<file>` member into `build_dir`, hashing as it goes; refuse a
-    member the manifest does not list (or lists twice), a missing one, or a digest that differs."""
+    member that is not a regular file (a link, a device, a folder, a FIFO), one the manifest
+    does not list (or lists twice), a missing one, or a digest that differs. A failed write is
+    left to `staged_build`, which codes it (`storage_full`, `io_error`)."""
     expected = manifest.catalog.files
+    inside = build_dir.resolve()
     seen: set[str] = set()
     try:
         for index, member in enumerate(tar):
             if index == 0:
                 continue  # the manifest, read already (iterating a TarFile starts from its first member)
             relative = member.name.removeprefix(CATALOG_PREFIX)
-            if not member.name.startswith(CATALOG_PREFIX) or relative not in expected or relative in seen or not member.isfile():
-                raise _refused(source, f"member {member.name!r} is not a file its manifest lists", member=member.name)
+            if not member.name.startswith(CATALOG_PREFIX) or relative not in expected or relative in seen or member.type not in _REGULAR:
+                raise _refused(source, f"member {member.name!r} is not a regular file its manifest lists", member=member.name)
             seen.add(relative)
             target = build_dir / relative
+            # The keys are catalog file names (checked with the manifest); this keeps the rule
+            # that nothing is written outside the staged folder local to the writing.
+            if not target.resolve().is_relative_to(inside):
+                raise _refused(source, f"member {member.name!r} would be written outside the catalog folder", member=member.name)
             target.parent.mkdir(parents=True, exist_ok=True)
             handle = tar.extractfile(member)
             assert handle is not None
             digest = hashlib.sha256()
             written = 0
-            with open(target, "wb") as out:
+            with open(target, "xb") as out:  # a fresh folder: an existing name (a link) is never followed
                 while chunk := handle.read(_CHUNK_BYTES):
                     digest.update(chunk)
                     out.write(chunk)
@@ -285,8 +364,21 @@ def _unpack_files(tar: tarfile.TarFile, manifest: Manifest, build_dir: Path, sou
                     source, f"{member.name} does not match its manifest", member=member.name,
                     recorded=expected[relative], computed=digest.hexdigest(),
                 )
-    except (tarfile.TarError, OSError, EOFError) as error:
+    except (tarfile.TarError, EOFError) as error:
         raise _refused(source, f"the pack is truncated or corrupt ({error})") from None
     missing = sorted(set(expected) - seen)
     if missing:
         raise _refused(source, f"files its manifest lists are missing: {', '.join(missing)}", missing=missing)
+
+
+def _verify_staged(paths: CatalogPaths, build_dir: Path, manifest: Manifest, source: str) -> None:
+    """Verify the staged catalog with its manifest beside it, exactly as `catalog verify` and
+    serving will once it is published, so a pack that would be refused there (headline digests
+    that disagree with the file list, say) never replaces a working catalog."""
+    write_atomically(build_dir / MANIFEST_FILE, manifest.to_json())
+    try:
+        verify_catalog(paths.staged_at(build_dir))
+    except LeanIndexError as error:
+        # Name the staged folder as the catalog it would become, not by its server path.
+        why = error.message.replace(str(build_dir), f"catalog/{paths.profile}")
+        raise _refused(source, f"its catalog does not verify ({why})", **error.details) from None

@@ -2,7 +2,8 @@
 
 `read_stream` checks everything the contract promises (JSON, fields and types, kinds, the name
 reading back to its components or being Lean's printing of them, strict `Name.lt` order, hence no duplicates, sorted type
-constants, modules listed in the header, header first, footer last with the right count) and
+constants, modules listed in the header, `source_url` and `doc_url` links by `links.link_problem`,
+header first, footer last with the right count) and
 raises `LeanIndexError(invalid_stream)` naming the first offending line. It holds one record at
 a time: memory does not grow with the stream.
 """
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 from ..errors import ErrorCode, LeanIndexError
 from ..names import NameSyntaxError, format_name, name_cmp, parse_name
 from ..records import DeclarationRecord, FooterRecord, HeaderRecord
+from .links import checked_link
 
 
 def _fail(line: int, message: str) -> LeanIndexError:
@@ -106,6 +108,8 @@ def read_stream(
             raise _fail(number, f"{record.name!r} has deprecated_to or deprecated_since but is not deprecated")
         if record.module is not None and record.module not in summary.modules:
             raise _fail(number, f"module {record.module!r} of {record.name!r} is not in the header's module list")
+        for key in ("source_url", "doc_url"):
+            checked_link(getattr(record, key), f"line {number}: {key} of {record.name!r}", {"line": number, "field": key})
         previous, previous_name = components, record.name
         summary.count += 1
         yield record, raw

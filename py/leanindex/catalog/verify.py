@@ -2,45 +2,133 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..errors import ErrorCode, LeanIndexError
-from .index import index_files
-from .layout import DATABASE_FILE, DECLARATIONS_FILE, CatalogPaths
-from .manifest import Manifest, file_sha256, read_manifest
+from .files import (
+    STALL_S,
+    CatalogFile,
+    CatalogFolder,
+    DeadlineExceeded,
+    FileChanged,
+    run_with_deadline,
+)
+from .index import INDEX_DIR
+from .layout import (
+    DATABASE_FILE,
+    DATABASE_WAL_FILE,
+    DECLARATIONS_FILE,
+    MANIFEST_FILE,
+    CatalogPaths,
+    catalog_files,
+    manifest_label,
+)
+from .manifest import Manifest, parse_manifest
+
+#: The index file whose length is the declaration count and whose false entries are the
+#: visible declarations (`visible_count` is checked against it).
+HIDDEN_FILE = f"{INDEX_DIR}/hidden.npy"
 
 
-def catalog_files() -> list[str]:
-    """Every file a complete catalog has, relative to `catalog/<profile>/`."""
-    return [DECLARATIONS_FILE, DATABASE_FILE, *index_files()]
+@dataclass(frozen=True)
+class VerifiedCatalog:
+    """A manifest whose catalog verified, and the stamps (`files.catalog_stamps`' shape) of the
+    very files that were read: the manifest, the link target, each catalog file, as they were
+    when opened. A later `catalog_stamps` that differs means something changed since."""
+
+    manifest: Manifest
+    stamps: dict[str, object]
 
 
 def verify_catalog(paths: CatalogPaths) -> Manifest:
-    """Recompute the sha256 of every file the served manifest (`catalog/<profile>/manifest.json`)
-    lists and compare.
+    """The served manifest (`catalog/<profile>/manifest.json`) of a catalog that verifies; see
+    `verified_catalog` for the checks and errors."""
+    return verified_catalog(paths).manifest
 
-    Every file of a complete catalog must be listed (a manifest that leaves one out is not
-    trusted) and the manifest's two headline digests must equal its file list's. Changes that
-    keep a file's inode, size and modification time are only seen by this full check, not by the
-    engine's per-request stat check. Returns the manifest when every digest matches. Raises
-    `LeanIndexError`:
-    `catalog_unavailable` when the manifest or a catalog file is missing or unreadable,
-    `digest_mismatch` when a file's digest (or the manifest's own environment digest) differs.
+
+def verified_catalog(paths: CatalogPaths) -> VerifiedCatalog:
+    """Recompute the sha256 of every file the served manifest lists and compare; check its
+    counts against the catalog's own files.
+
+    Every file is opened as hostile input (`files.CatalogFolder`: regular files only, no link
+    inside the build folder, read within its size, given up after `files.STALL_S` seconds
+    without progress), so a FIFO or device in a file's place is refused at once. Every file of
+    a complete catalog must be listed (a manifest that leaves one out is not trusted; one that
+    lists another name is refused by `parse_manifest`), the manifest's two headline digests must equal
+    its file list's, `declaration_count` must equal the row count of `declarations.parquet`
+    (its footer) and the length of `index/hidden.npy`, and `visible_count` the number of
+    false entries of the latter; the folder must hold no DuckDB write-ahead log
+    (`layout.DATABASE_WAL_FILE`). Messages and details name the profile and catalog-relative
+    file names, never a server path. Raises `LeanIndexError`:
+    `catalog_unavailable` when the catalog, the manifest or a catalog file is missing,
+    unreadable, no regular file, changed while read, or too slow;
+    `digest_mismatch` when a file's digest, the manifest's own digests, its profile or a count
+    (`details.field`) differs.
     """
-    if not paths.catalog_dir.is_dir():
+    with CatalogFolder(paths) as folder:
+        manifest_file = folder.open_manifest()
+        manifest = _read_manifest(paths, folder, manifest_file)
+        _check_whole(paths, manifest)
+        if folder.holds(DATABASE_WAL_FILE):
+            raise folder.refusal(
+                DATABASE_WAL_FILE,
+                "is a DuckDB write-ahead log, which no digest covers and a read-only open would replay into what is served",
+                ErrorCode.DIGEST_MISMATCH,
+            )
+        files = manifest.catalog.files
+        opened = {relative: folder.open(relative) for relative in sorted(files)}
+        computed = folder.digests(list(opened.values()))
+        for relative, recorded in sorted(files.items()):
+            if computed[relative] != recorded:
+                raise LeanIndexError(
+                    ErrorCode.DIGEST_MISMATCH,
+                    f"catalog file {relative} of profile {paths.profile!r} does not match its manifest",
+                    {"profile": paths.profile, "file": relative, "recorded": recorded, "computed": computed[relative]},
+                )
+        _check_counts(paths, folder, manifest, opened)
+        stamps: dict[str, object] = {"manifest": manifest_file.stamp, "link": folder.link, DATABASE_WAL_FILE: None}
+        stamps.update((relative, file.stamp) for relative, file in opened.items())
+    return VerifiedCatalog(manifest, stamps)
+
+
+def _read_manifest(paths: CatalogPaths, folder: CatalogFolder, file: CatalogFile) -> Manifest:
+    """The served manifest, read from `file` (already checked: a regular file of bounded size)
+    within `STALL_S` seconds and validated by `parse_manifest` (named by its root-relative
+    label, with the profile in `details`)."""
+    label = manifest_label(paths.served_manifest)
+
+    def read() -> str:
+        with file.reader() as handle:
+            data = handle.read(file.stat.st_size + 1)
+        if len(data) != file.stat.st_size:
+            raise FileChanged(0, "it changed while it was read")
+        return data.decode("utf-8")
+
+    try:
+        text = run_with_deadline(read, STALL_S)
+    except DeadlineExceeded:
+        raise folder.refusal(MANIFEST_FILE, f"could not be read within {STALL_S:g} s") from None
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         raise LeanIndexError(
-            ErrorCode.CATALOG_UNAVAILABLE,
-            f"no catalog for profile {paths.profile!r} at {paths.catalog_dir}; build it with "
-            f"`leanindex catalog build --profile {paths.profile}`",
-            {"profile": paths.profile, "path": str(paths.catalog_dir)},
-        )
-    manifest = read_manifest(paths.served_manifest)
+            ErrorCode.CATALOG_UNAVAILABLE, f"cannot read {label}: {reason}", {"profile": paths.profile, "manifest": label}
+        ) from None
+    return parse_manifest(text, label, {"profile": paths.profile, "manifest": label})
+
+
+def _check_whole(paths: CatalogPaths, manifest: Manifest) -> None:
+    """The manifest is about this profile and lists a whole catalog (`parse_manifest` refused
+    any key that is not a catalog file's name)."""
+    about = f"the manifest ({MANIFEST_FILE}) of profile {paths.profile!r}"
     if manifest.profile != paths.profile:
         raise LeanIndexError(
             ErrorCode.DIGEST_MISMATCH,
-            f"{paths.served_manifest} describes profile {manifest.profile!r}, not {paths.profile!r}",
-            {"profile": paths.profile},
+            f"{about} describes profile {manifest.profile!r}",
+            {"profile": paths.profile, "file": MANIFEST_FILE},
         )
     files = manifest.catalog.files
     missing = sorted(set(catalog_files()) - set(files))
@@ -49,33 +137,45 @@ def verify_catalog(paths: CatalogPaths) -> Manifest:
     ) != manifest.catalog.catalog_duckdb_sha256:
         raise LeanIndexError(
             ErrorCode.DIGEST_MISMATCH,
-            f"{paths.served_manifest} does not describe a whole catalog"
+            f"{about} does not describe a whole catalog"
             + (f" (files not listed: {', '.join(missing)})" if missing else " (its digests disagree)"),
             {"profile": paths.profile, "unlisted": missing},
         )
-    # hashlib releases the GIL on large reads, so two threads hash about twice as fast.
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="leanindex-verify") as pool:
-        computed = dict(zip(sorted(files), pool.map(_digest_or_error, [paths.catalog_dir / r for r in sorted(files)])))
-    for relative, recorded in sorted(files.items()):
-        digest = computed[relative]
-        if isinstance(digest, OSError):
-            raise LeanIndexError(
-                ErrorCode.CATALOG_UNAVAILABLE,
-                f"catalog file {paths.catalog_dir / relative} is unreadable: {digest.strerror or digest}",
-                {"profile": paths.profile, "file": relative},
-            )
-        if digest != recorded:
+
+
+def _check_counts(paths: CatalogPaths, folder: CatalogFolder, manifest: Manifest, opened: dict[str, CatalogFile]) -> None:
+    """`declaration_count` and `visible_count` against the files just verified, read from the
+    same open files: the Parquet footer's row count and `index/hidden.npy` (one byte per
+    declaration)."""
+
+    def count() -> tuple[int, int, int]:
+        with opened[DECLARATIONS_FILE].reader() as handle:
+            rows = pq.read_metadata(handle).num_rows
+        with opened[HIDDEN_FILE].reader() as handle:
+            hidden = np.lib.format.read_array(handle, allow_pickle=False)
+        if hidden.ndim != 1 or hidden.dtype != np.bool_:
+            raise ValueError(f"an array of {hidden.dtype} and shape {hidden.shape}, not a flag per declaration")
+        return rows, len(hidden), len(hidden) - int(np.count_nonzero(hidden))
+
+    try:
+        rows, flagged, visible = run_with_deadline(count, STALL_S)
+    except DeadlineExceeded:
+        raise folder.refusal(f"{DECLARATIONS_FILE} or {HIDDEN_FILE}", f"could not be read within {STALL_S:g} s") from None
+    except (OSError, ValueError, pa.ArrowException) as error:
+        raise LeanIndexError(
+            ErrorCode.CATALOG_UNAVAILABLE,
+            f"the counts of profile {paths.profile!r} cannot be read from {DECLARATIONS_FILE} and {HIDDEN_FILE}: {error}",
+            {"profile": paths.profile},
+        ) from None
+    recorded = manifest.catalog
+    for field, claimed, actual, source in (
+        ("declaration_count", recorded.declaration_count, rows, DECLARATIONS_FILE),
+        ("declaration_count", recorded.declaration_count, flagged, HIDDEN_FILE),
+        ("visible_count", recorded.visible_count, visible, HIDDEN_FILE),
+    ):
+        if claimed != actual:
             raise LeanIndexError(
                 ErrorCode.DIGEST_MISMATCH,
-                f"catalog file {relative} of profile {paths.profile!r} does not match its manifest",
-                {"profile": paths.profile, "file": relative, "recorded": recorded, "computed": digest},
+                f"the manifest of profile {paths.profile!r} records {field} {claimed}, but its {source} holds {actual}",
+                {"profile": paths.profile, "field": field, "file": source, "recorded": claimed, "computed": actual},
             )
-    return manifest
-
-
-def _digest_or_error(path: Path) -> str | OSError:
-    """A file's sha256, or the error that kept it from being read."""
-    try:
-        return file_sha256(path)
-    except OSError as error:
-        return error

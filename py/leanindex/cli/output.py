@@ -14,7 +14,7 @@ import duckdb
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
-from ..errors import EXIT_STATUS, LeanIndexError
+from ..errors import EXIT_STATUS, ErrorCode, LeanIndexError
 from ..home import ROOT_ENV, default_root, resolve_root
 from ..storage import storage_failure
 from ..validation import invalid_request
@@ -29,6 +29,10 @@ def emit_json(model: BaseModel | dict[str, Any]) -> None:
     """Print a response model (or dict) as one JSON document on stdout."""
     data = model.model_dump(mode="json") if isinstance(model, BaseModel) else model
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+#: Codes about the catalogs under a root, after which a command that took `--root` prints it.
+_ABOUT_THE_ROOT = frozenset({ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH})
 
 
 def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
@@ -58,6 +62,10 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
                 suggestions = failure.details.get("suggestions")
                 if suggestions:
                     stderr.print("close names: " + ", ".join(suggestions), markup=False)
+                if failure.code in _ABOUT_THE_ROOT and kwargs.get("root") is not None:
+                    # Errors name profiles and catalog-relative files only (they reach remote
+                    # clients too); on the user's own terminal, the root they are under helps.
+                    stderr.print(f"root: {resolve_root(kwargs['root'])}", markup=False)
             raise SystemExit(EXIT_STATUS[failure.code])
 
         return run  # type: ignore[return-value]

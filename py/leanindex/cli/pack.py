@@ -51,7 +51,7 @@ def pack(profile: str, output: Path | None, root: str, as_json: bool) -> None:
 
 @catalog.command("pull")
 @click.argument("source")
-@click.option("--profile", default=None, help="The profile the pack must hold (case-insensitive) [any].")
+@click.option("--profile", default=None, help="The profile the pack must hold (case-insensitive) [the one its manifest names].")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES, show_default=True, help="Refuse a pack larger than this.")
 @root_option
 @json_option
@@ -59,8 +59,11 @@ def pack(profile: str, output: Path | None, root: str, as_json: bool) -> None:
 def pull(source: str, profile: str | None, max_bytes: int, root: str, as_json: bool) -> None:
     """Install the catalog pack at SOURCE (an http(s) URL or a file): downloaded with a progress
     bar (resumed after a dropped connection, size-capped), every digest checked against the
-    pack's manifest, then published atomically. A tampered, truncated or mismatched pack is
-    refused (digest_mismatch) and the root stays as it was."""
+    pack's manifest, the catalog verified as `catalog verify` would, then published atomically
+    as the profile the manifest names (replacing that profile's catalog, like a build). A
+    tampered, truncated or mismatched pack, or one whose manifest names paths or another
+    profile, is refused (digest_mismatch) and the root stays as it was; a full disk is
+    storage_full."""
     with transfer_progress("pulling") as on_progress:
         result = pull_catalog(source, root, profile, max_bytes=max_bytes, on_progress=on_progress)
     if as_json:

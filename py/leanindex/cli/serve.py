@@ -10,14 +10,13 @@ from typing import Any, TypeVar
 import anyio
 import click
 
-from ..checker import Checker, CheckerConfig
-from ..checker.batch import BatchChecking
+from ..checker import CheckerConfig
+from ..checker.backend import CheckerBackend
 from ..engine import Engine
 from ..models import display_profile
 from ..service.config import TOKEN_ENV, ServiceConfig
 from ..service.gate import CallGate
 from ..service.logs import configure_logging
-from ..service.errorshape import SharedErrorH11Protocol
 from ..service.mcp import build_mcp_server, serve_stdio
 from ..service.tools import TOOL_NAMINGS, server_tools
 from . import main
@@ -61,7 +60,7 @@ def with_check_options(command: F) -> F:
 def open_checker(
     engine: Engine, check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
     **ray: Any,
-) -> Checker | BatchChecking | None:
+) -> CheckerBackend | None:
     """The checker for `--check PROFILE=PROJECT ...` (profiles under `engine.root`, whose
     catalogs answer its unknown-name suggestions), or None without any (checking off); with
     `--ray`, the Ray front over actors each running that checker (`batch.checker_backend`).
@@ -114,51 +113,66 @@ def _open_engine(root: str) -> Engine:
 @time_budget_option
 @max_concurrent_option
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Origin allowed by CORS (repeatable); CORS is off without one.")
+@click.option(
+    "--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+    help="A host name (no port) clients may reach the server by, besides localhost and the --host address (repeatable); any other Host header gets 421.",
+)
+@click.option(
+    "--request-read-timeout", "request_read_timeout_s", type=click.FloatRange(min=0, min_open=True), default=_defaults.request_read_timeout_s,
+    show_default=True, help="Seconds a request may take to arrive in full; then its connection is closed.",
+)
+@click.option(
+    "--keep-alive-timeout", "keep_alive_timeout_s", type=click.IntRange(min=1), default=_defaults.keep_alive_timeout_s,
+    show_default=True, help="Seconds an idle connection is kept after its last answer.",
+)
+@click.option(
+    "--max-connections", type=click.IntRange(min=1), default=_defaults.max_connections, show_default=True,
+    help="Connections and requests in progress at once; past them a request gets 429 `busy`.",
+)
 @tool_names_option
 @with_check_options
 @handles_errors(json_flag=None)
 def serve(
-    root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...], tool_names: str,
+    root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...],
+    allowed_hosts: tuple[str, ...], request_read_timeout_s: float, keep_alive_timeout_s: int, max_connections: int, tool_names: str,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
     **ray: Any,
 ) -> None:
     """Serve the HTTP API and MCP (streamable HTTP, at /mcp) for every profile under ROOT.
 
     When the environment variable LEANINDEX_TOKEN is set, every route but /healthz requires
-    `Authorization: Bearer <token>`. Logs (JSON lines, one access line per request) go to stderr.
+    `Authorization: Bearer <token>`. Every route answers only to localhost, the --host address
+    and each --allowed-host name (the Host header; DNS-rebinding guard). Logs (JSON lines, one access line per request) go to stderr.
     Checking (`POST /v1/check`, `lean.check`) is off unless --check PROFILE=PROJECT is given;
     with --ray, checks run on a Ray cluster's checker actors.
     """
     import uvicorn
 
     from ..service.http import create_app
+    from ..service.serving import server_config
 
     configure_logging()
-    config = ServiceConfig(
-        max_body_bytes=max_body_bytes,
-        time_budget_s=time_budget_s,
-        max_concurrent=max_concurrent,
-        token=_token(),
-        cors_origins=cors_origins,
-        host=host,
-        tool_names=tool_names,
-    )
+    try:
+        config = ServiceConfig(
+            max_body_bytes=max_body_bytes,
+            time_budget_s=time_budget_s,
+            max_concurrent=max_concurrent,
+            token=_token(),
+            cors_origins=cors_origins,
+            host=host,
+            allowed_hosts=allowed_hosts,
+            tool_names=tool_names,
+            request_read_timeout_s=request_read_timeout_s,
+            keep_alive_timeout_s=keep_alive_timeout_s,
+            max_connections=max_connections,
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
     engine = _open_engine(root)
     try:
         checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
         app = create_app(engine, config, checker)
-        server = uvicorn.Server(
-            uvicorn.Config(
-                app,
-                host=host,
-                port=port,
-                log_config=None,
-                access_log=False,
-                http=SharedErrorH11Protocol,
-                # Open MCP streams would otherwise hold shutdown forever.
-                timeout_graceful_shutdown=5,
-            )
-        )
+        server = uvicorn.Server(server_config(app, config, port))
         try:
             server.run()
         except KeyboardInterrupt:

@@ -31,6 +31,7 @@ from functools import lru_cache
 from pydantic import ConfigDict, StrictInt, StrictStr, ValidationError
 
 from ..base import Frozen
+from ..catalog.links import checked_link
 from ..errors import ErrorCode, LeanIndexError
 from ..names import Components, NameSyntaxError, parse_name
 from ..records import DeclarationRecord, Kind
@@ -142,7 +143,9 @@ def convert_module(file: DocgenFile, base: str = DEFAULT_DOC_BASE) -> ConvertedM
     Raises `LeanIndexError(invalid_stream)` naming the file (and the declaration) for: invalid
     JSON, a missing or mistyped field, a module name that differs from the file name, an
     unknown kind, a `decl_kind` text that does not fit the kind, an unreadable header, a name
-    or linked constant that is not a Lean name, or a source link without a valid line range.
+    or linked constant that is not a Lean name, a source link without a valid line range, or a
+    source link or resolved doc link that is no link by `catalog.links.link_problem`
+    (`javascript:`, `data:`, control characters...; `details.field` names which).
     """
     try:
         data = DocgenModule.model_validate_json(file.data)
@@ -203,6 +206,12 @@ def _record(
     lines = _LINE_RANGE.search(info.sourceLink)
     if lines is None:
         raise _fail(file, f"declaration {info.name!r}: source link {info.sourceLink!r} has no #L<start>-L<end> range", declaration=info.name)
+    # The links are data of the archive, checked like a stream's: a page must never link script.
+    where = {"file": file.name, "declaration": info.name}
+    source_url = checked_link(info.sourceLink, f"{file.name}: declaration {info.name!r}: source link",
+                              {**where, "field": "source_url"})
+    resolved_doc_url = checked_link(doc_url(info.docLink, base), f"{file.name}: declaration {info.name!r}: doc link "
+                                    f"{info.docLink[:100]!r} resolved against the doc base", {**where, "field": "doc_url"})
     start, end = int(lines.group(1)), int(lines.group(2))
     if start != info.line or not 1 <= start <= end:
         raise _fail(
@@ -238,6 +247,6 @@ def _record(
         is_structure=flags.get("is_structure", False),
         is_unsafe=unsafe,
         is_deprecated=False,
-        source_url=info.sourceLink,
-        doc_url=doc_url(info.docLink, base),
+        source_url=source_url,
+        doc_url=resolved_doc_url,
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urljoin, urlsplit
 
+from ..catalog.links import link_problem
 from ..errors import ErrorCode, LeanIndexError
 
 DEFAULT_DOC_BASE = "https://leanprover-community.github.io/mathlib4_docs/"
@@ -22,12 +23,14 @@ _URL_TEXT = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 
 
 def doc_base(url: str) -> str:
-    """`url` checked as a doc site base: an absolute `http` or `https` URL with a host (and a
-    valid port, no user name or password), without query or fragment, made only of characters a
-    URL holds unescaped (RFC 3986; no spaces, so none around it either); a missing trailing `/` is added (so relative links resolve below it,
-    not beside it). Raises `LeanIndexError(invalid_request)` with `details.field: doc_base`
-    otherwise."""
-    parts = urlsplit(url) if isinstance(url, str) and _URL_TEXT.fullmatch(url) else None
+    """`url` checked as a doc site base: a link by the one rule of every link
+    (`catalog.links.link_problem`: an absolute `http` or `https` URL with a host, a valid port,
+    no user name or password, bounded length), and further without query or fragment, made only
+    of characters a URL holds unescaped (RFC 3986; no spaces, so none around it either); a
+    missing trailing `/` is added (so relative links resolve below it, not beside it). Raises
+    `LeanIndexError(invalid_request)` with `details.field: doc_base` otherwise."""
+    linked = isinstance(url, str) and link_problem(url) is None
+    parts = urlsplit(url) if linked and _URL_TEXT.fullmatch(url) else None
     try:
         port_ok = parts is not None and (parts.port is None or parts.port > 0)
     except ValueError:

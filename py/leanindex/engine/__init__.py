@@ -1,10 +1,16 @@
 """The query engine: every profile under a root, verified before it serves.
 
 `Engine(root)` answers `search`, `inspect` and `environments` for each profile under `root`
-(a pinned manifest or a served catalog). A profile is verified (every catalog file's sha256
-against the manifest switched in with it) when first used and again whenever a stat shows that its manifest, catalog link or a
-catalog file changed; a failed verification fails closed with `catalog_unavailable` or
-`digest_mismatch` on every call until the catalog is whole again.
+(a pinned manifest or a served catalog). A profile is verified (`catalog.verify`: every
+catalog file's sha256 against the manifest switched in with it, and its counts) when first used
+and again whenever a stat shows that its manifest, catalog link or a catalog file changed
+(`catalog.files.catalog_stamps`: device, inode, type, size, modification and change time, so
+an in-place edit shows even with size and modification time put back); a failed verification
+fails closed with `catalog_unavailable` or `digest_mismatch` on every call until the catalog is
+whole again, and the next call after the repair serves again. Calls that arrive while a profile
+is being verified wait for that one verification and share its outcome; verification never
+blocks on a file (`catalog.files`), so a broken profile holds up neither the others nor the
+process.
 """
 
 from __future__ import annotations
@@ -34,6 +40,29 @@ from .search import search as _search
 
 __all__ = ["Engine"]
 
+#: Seconds a call waits for another call's verification of the same profile before it is
+#: refused with `catalog_unavailable` (a verification reads every file; see `catalog.files`).
+SHARED_WAIT_S = 120.0
+
+
+class _Opening:
+    """One verification of a profile in progress; the calls that arrive meanwhile wait for it
+    (`done`) and share its `error`, or take the catalog it published."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.error: LeanIndexError | None = None
+
+
+class _Profile:
+    """What the engine holds for one profile: its verified catalog, the verification in
+    progress, and the lock guarding both (held for stats only, never for a verification)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.loaded: LoadedCatalog | None = None
+        self.opening: _Opening | None = None
+
 
 class Engine:
     """Search and inspect over the catalogs under `root` (thread-safe); `root` None is the
@@ -41,9 +70,8 @@ class Engine:
 
     def __init__(self, root: str | Path | None = None):
         self.root = resolve_root(root).resolve()
-        self._loaded: dict[str, LoadedCatalog] = {}
+        self._profiles: dict[str, _Profile] = {}
         self._lock = threading.Lock()
-        self._profile_locks: dict[str, threading.Lock] = {}
 
     def profiles(self) -> list[str]:
         """Profile ids (lower case) under the root (a pinned manifest or a served catalog)."""
@@ -83,34 +111,72 @@ class Engine:
     def _current(self, environment: str, lease: bool) -> LoadedCatalog:
         """The loaded catalog of `environment`, re-verified and swapped when a stat shows a change
         (the replaced one is retired, not closed under its users); with `lease`, a lease on it
-        taken under the profile lock, so no swap can retire it in between."""
+        taken under the profile lock, so no swap can retire it in between. One call verifies a
+        profile at a time; the others wait for it (at most `SHARED_WAIT_S`) and share its outcome."""
         profile = normalize_profile(environment)
         paths = CatalogPaths.of(self.root, profile)
-        # One lock per profile: re-hashing a large catalog must not hold up the others.
         with self._lock:
-            profile_lock = self._profile_locks.setdefault(profile, threading.Lock())
-        with profile_lock:
-            loaded = self._loaded.get(profile)
-            if loaded is not None and loaded.unchanged():
-                return self._held(loaded, lease)
-            if loaded is not None:
-                del self._loaded[profile]
-                loaded.close()
-            if not paths.manifest.exists() and not paths.served_manifest.exists():
-                known = [display_profile(p) for p in self.profiles()]
-                hint = (
-                    f"known here: {', '.join(known)}"
-                    if known
-                    else "none is built there yet (try `leanindex demo --root DIR`, `leanindex catalog import-docgen` or `leanindex catalog build`)"
-                )
+            state = self._profiles.get(profile)
+        if state is None:
+            self._known(paths, environment)  # before holding anything for an id a client made up
+            with self._lock:
+                state = self._profiles.setdefault(profile, _Profile())
+        while True:
+            with state.lock:
+                loaded = state.loaded
+                if loaded is not None and loaded.unchanged():
+                    return self._held(loaded, lease)
+                if loaded is not None:
+                    state.loaded = None
+                    loaded.close()
+                opening = state.opening
+                if opening is None:
+                    opening = state.opening = _Opening()
+                    break
+            if not opening.done.wait(SHARED_WAIT_S):
                 raise LeanIndexError(
-                    ErrorCode.UNKNOWN_ENVIRONMENT,
-                    f"unknown environment {environment!r} under {self.root}; {hint}",
-                    {"environment": environment, "known": known, "root": str(self.root)},
+                    ErrorCode.CATALOG_UNAVAILABLE,
+                    f"the catalog of profile {profile!r} is still being verified; retry shortly",
+                    {"profile": profile},
                 )
+            if opening.error is not None:
+                shared = opening.error
+                raise LeanIndexError(shared.code, shared.message, dict(shared.details))
+        try:
+            self._known(paths, environment)
             loaded = LoadedCatalog.open(paths)
-            self._loaded[profile] = loaded
+        except BaseException as error:
+            with state.lock:
+                state.opening = None
+            opening.error = (
+                error
+                if isinstance(error, LeanIndexError)
+                else LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, f"verifying profile {profile!r} failed", {"profile": profile})
+            )
+            opening.done.set()
+            raise
+        with state.lock:
+            state.opening = None
+            state.loaded = loaded
+            opening.done.set()
             return self._held(loaded, lease)
+
+    def _known(self, paths: CatalogPaths, environment: str) -> None:
+        """Raise `unknown_environment` (the known ids in `details.known`; no server path) when
+        `paths.profile` has neither a pinned nor a served manifest."""
+        if paths.manifest.exists() or paths.served_manifest.exists():
+            return
+        known = [display_profile(p) for p in self.profiles()]
+        hint = (
+            f"known here: {', '.join(known)}"
+            if known
+            else "no catalog is built on this root yet (try `leanindex demo --root DIR`, `leanindex catalog import-docgen` or `leanindex catalog build`)"
+        )
+        raise LeanIndexError(
+            ErrorCode.UNKNOWN_ENVIRONMENT,
+            f"unknown environment {environment!r}; {hint}",
+            {"environment": environment, "known": known},
+        )
 
     def _held(self, loaded: LoadedCatalog, lease: bool) -> LoadedCatalog:
         if lease and not loaded.leases.acquire():
@@ -176,9 +242,12 @@ class Engine:
     def close(self) -> None:
         """Retire every open catalog (each closes when its last call has finished)."""
         with self._lock:
-            for loaded in self._loaded.values():
-                loaded.close()
-            self._loaded.clear()
+            states = list(self._profiles.values())
+        for state in states:
+            with state.lock:
+                if state.loaded is not None:
+                    state.loaded.close()
+                    state.loaded = None
 
 
 def _unverified(profile: str, error: LeanIndexError) -> EnvironmentSummary:

@@ -2,49 +2,37 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 
 import duckdb
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from ..catalog.files import (
+    DeadlineExceeded,
+    catalog_stamps,
+    link_target,
+    run_with_deadline,
+)
 from ..catalog.index import SearchIndex
 from ..catalog.layout import CatalogPaths, connect_duckdb
 from ..catalog.manifest import Manifest, environment_identity
 from ..catalog.text import TextIndex
-from ..catalog.verify import verify_catalog
+from ..catalog.verify import VerifiedCatalog, verified_catalog
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
 from ..names import NameSyntaxError, format_name, parse_name
 from .lease import Leases
 from .suggest import NameTable
 
-FileStamp = tuple[int, int, int]
-
-
-def _stamp(path: Path) -> FileStamp | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def catalog_stamps(paths: CatalogPaths, files: list[str]) -> dict[str, object]:
-    """What must stay unchanged for a verification to hold: the served manifest, the link target
-    of `catalog/<profile>`, and every catalog file (inode, size, mtime)."""
-    try:
-        target = os.readlink(paths.catalog_dir)
-    except OSError:
-        target = None
-    stamps: dict[str, object] = {"manifest": _stamp(paths.served_manifest), "link": target}
-    for relative in files:
-        stamps[relative] = _stamp(paths.catalog_dir / relative)
-    return stamps
+#: Seconds the files of a verified catalog may take to open (memory maps, the text index's
+#: vocabulary, the database and its two small tables); past it the open is given up.
+OPEN_TIMEOUT_S = 30.0
+#: Times a verification is tried again when the catalog changed under it (a rebuild switched
+#: the link meanwhile) before the call is refused.
+OPEN_ATTEMPTS = 3
 
 
 def format_components(name: str) -> tuple[str | int, ...]:
@@ -54,6 +42,13 @@ def format_components(name: str) -> tuple[str | int, ...]:
         return parse_name(name)
     except NameSyntaxError:
         return (name,)
+
+
+def _reason(error: BaseException) -> str:
+    """Why opening failed, without a server path: an `OSError`'s reason, else the error's type."""
+    if isinstance(error, OSError):
+        return error.strerror or type(error).__name__
+    return type(error).__name__
 
 
 @dataclass
@@ -86,39 +81,77 @@ class LoadedCatalog:
 
     @classmethod
     def open(cls, paths: CatalogPaths) -> LoadedCatalog:
-        """Verify every file against the manifest, then open it.
+        """Verify every file against the manifest (`verified_catalog`), then open it.
 
-        Raises `LeanIndexError` (`catalog_unavailable`, `digest_mismatch`) as `verify_catalog`.
+        The files are opened by path after verification, so the stamps of what was verified
+        must still hold before and after opening; when they do not (a rebuild switched the link
+        meanwhile, or a file was swapped), the whole is tried again, `OPEN_ATTEMPTS` times in
+        all. Opening is given up after `OPEN_TIMEOUT_S` seconds (what it opened is closed when
+        it finishes). Raises `LeanIndexError` as `verified_catalog`, and `catalog_unavailable`
+        when the files cannot be opened, when the catalog kept changing, or on the timeout.
         """
-        manifest = verify_catalog(paths)
-        stamps = catalog_stamps(paths, list(manifest.catalog.files))
+        for _ in range(OPEN_ATTEMPTS):
+            link = link_target(paths)
+            try:
+                verified = verified_catalog(paths)
+            except LeanIndexError:
+                if link_target(paths) == link:
+                    raise
+                continue  # a rebuild switched the link during the verification
+            files = list(verified.manifest.catalog.files)
+            if catalog_stamps(paths, files) != verified.stamps:
+                continue
+            try:
+                loaded = run_with_deadline(lambda checked=verified: cls._opened(paths, checked), OPEN_TIMEOUT_S, dispose=cls.close)
+            except DeadlineExceeded:
+                raise LeanIndexError(
+                    ErrorCode.CATALOG_UNAVAILABLE,
+                    f"the catalog of profile {paths.profile!r} could not be opened within {OPEN_TIMEOUT_S:g} s",
+                    {"profile": paths.profile},
+                ) from None
+            if catalog_stamps(paths, files) == verified.stamps:
+                return loaded
+            loaded.close()
+        raise LeanIndexError(
+            ErrorCode.CATALOG_UNAVAILABLE,
+            f"the catalog of profile {paths.profile!r} changed while it was verified, {OPEN_ATTEMPTS} times; retry later",
+            {"profile": paths.profile},
+        )
+
+    @classmethod
+    def _opened(cls, paths: CatalogPaths, verified: VerifiedCatalog) -> LoadedCatalog:
+        """The verified catalog's files opened (memory maps, text index, read-only database)."""
         try:
             index = SearchIndex.load(paths.catalog_dir)
             text = TextIndex(paths.catalog_dir)
             database = connect_duckdb(paths.database, read_only=True)
+        except (OSError, ValueError, duckdb.Error) as error:
+            raise LeanIndexError(
+                ErrorCode.CATALOG_UNAVAILABLE,
+                f"cannot open the catalog of profile {paths.profile!r} ({_reason(error)})",
+                {"profile": paths.profile},
+            ) from None
+        try:
             # Serving reads one record per call (an inspect; result pages come from the index's
             # result blocks), which one thread answers sooner than two: on the 800k synthetic
             # catalog 0.9 ms against 2.4 ms.
             database.execute("SET threads = 1")
-        except (OSError, ValueError, duckdb.Error) as error:
-            raise LeanIndexError(
-                ErrorCode.CATALOG_UNAVAILABLE,
-                f"cannot open the catalog of profile {paths.profile!r}: {error}",
-                {"profile": paths.profile},
-            ) from None
-        constants = database.execute("SELECT name FROM constants ORDER BY id").fetchall()
+            constants = database.execute("SELECT name FROM constants ORDER BY id").fetchall()
+            modules = [name for (name,) in database.execute("SELECT name FROM modules ORDER BY id").fetchall()]
+        except BaseException:
+            database.close()
+            raise
         constant_names = [name for (name,) in constants]
-        modules = [name for (name,) in database.execute("SELECT name FROM modules ORDER BY id").fetchall()]
         return cls(
             paths=paths,
-            manifest=manifest,
+            manifest=verified.manifest,
             index=index,
             text=text,
             database=database,
             constant_ids={name: i for i, name in enumerate(constant_names)},
             constant_names=constant_names,
             modules=modules,
-            stamps=stamps,
+            stamps=verified.stamps,
         )
 
     def unchanged(self) -> bool:

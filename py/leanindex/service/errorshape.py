@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import ErrorCode, LeanIndexError
-from .middleware import error_response
+from .middleware import error_response, security_headers
 from .web import is_page_path
 
 log = logging.getLogger("leanindex.http")
@@ -39,6 +39,7 @@ _CODE_BY_STATUS = {
     401: ErrorCode.UNAUTHORIZED,
     404: ErrorCode.NOT_FOUND,
     413: ErrorCode.PAYLOAD_TOO_LARGE,
+    421: ErrorCode.HOST_NOT_ALLOWED,
     429: ErrorCode.BUSY,
     502: ErrorCode.BACKEND_ERROR,
     504: ErrorCode.TIMEOUT,
@@ -147,7 +148,8 @@ def install_error_shape(app: FastAPI) -> None:
 
 class SharedErrorH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, answering a request it cannot parse with the shared error object
-    (400 `invalid_request`, `details.reason` = the parser's complaint) instead of plain text."""
+    (400 `invalid_request`, `details.reason` = the parser's complaint) instead of plain text,
+    with the security headers of every answer (`middleware.security_headers`)."""
 
     def send_400_response(self, msg: str) -> None:
         body = json.dumps(
@@ -157,6 +159,7 @@ class SharedErrorH11Protocol(H11Protocol):
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
             (b"connection", b"close"),
+            *security_headers(),
         ]
         self.transport.write(self.conn.send(h11.Response(status_code=400, headers=headers, reason=b"Bad Request")))
         self.transport.write(self.conn.send(h11.Data(data=body)))

@@ -25,9 +25,13 @@ of `errors.HTTP_STATUS`):
 
 Limits (`ServiceConfig`): bodies over `max_body_bytes` get 413, an engine call over
 `time_budget_s` gets 504 `timeout`, a call beyond `max_concurrent` running ones gets 429 `busy` at
-once. FastAPI's own request validation answers 400 `invalid_request` (not 422). With a token set,
-every route but `/healthz` needs `Authorization: Bearer <token>` (401 otherwise); the pages also
-take it from the cookie `POST /token` sets.
+once. FastAPI's own request validation answers 400 `invalid_request` (not 422), and every body is
+then validated strictly (`validation.parse_request`: `"10"` is no number, `"yes"` no boolean; query
+parameters by `models.query_value`). With a token set, every route but `/healthz` needs
+`Authorization: Bearer <token>` (401 otherwise); the pages also take it from the cookie `POST
+/token` sets. Every route refuses a `Host` not in `ServiceConfig.host_names()` (421
+`host_not_allowed`) and a path or query string that is not UTF-8 once percent-decoded (400), and
+every answer carries the security headers of `middleware.security_headers`.
 """
 
 from __future__ import annotations
@@ -41,10 +45,10 @@ from typing import Annotated, TypeVar
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from ..checker import Checker, CheckRequest, CheckResponse
-from ..checker.cluster import RayChecker
+from ..checker import CheckRequest, CheckResponse
+from ..checker.backend import CheckerBackend
 from ..catalog.diff import DIFF_LIMIT_MAX, ChangeCategory, DeclarationDiff, DiffRequest
 from ..engine import Engine
 from ..errors import ErrorCode, LeanIndexError
@@ -57,10 +61,11 @@ from ..models import (
     ProfileId,
     SearchRequest,
     SearchResponse,
+    query_value,
     search_query_parameters,
     search_request_from_query,
 )
-from ..validation import invalid_request
+from ..validation import parse_request
 from ..version import __version__
 from .check import unless_disconnected
 from .config import ServiceConfig
@@ -78,7 +83,7 @@ log = logging.getLogger("leanindex.http")
 T = TypeVar("T", bound=BaseModel)
 
 _VERIFICATION_CODES = (ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
-_LIMITS = (ErrorCode.UNAUTHORIZED, ErrorCode.BUSY, ErrorCode.TIMEOUT)
+_LIMITS = (ErrorCode.UNAUTHORIZED, ErrorCode.BUSY, ErrorCode.TIMEOUT, ErrorCode.HOST_NOT_ALLOWED)
 _CHECKER_ERRORS = (
     ErrorCode.INVALID_REQUEST, ErrorCode.HEADER_MISMATCH, ErrorCode.CHECK_DISABLED, ErrorCode.UNKNOWN_ENVIRONMENT,
     ErrorCode.NOT_FOUND, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.FORBIDDEN_COMMAND, ErrorCode.UNKNOWN_PROOF_STATE,
@@ -87,7 +92,7 @@ _CHECKER_ERRORS = (
 _CATALOG = (ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH)
 
 
-def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Checker | RayChecker | None = None) -> FastAPI:
+def create_app(engine: Engine, config: ServiceConfig | None = None, checker: CheckerBackend | None = None) -> FastAPI:
     """The ASGI app serving `engine` over HTTP and MCP (see the module docstring).
 
     With a `checker`, `POST /v1/check` answers and MCP lists `lean.check`; the app starts the
@@ -153,6 +158,13 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     return app
 
 
+async def _strict_body(request: Request, model: type[T]) -> T:
+    """The request's JSON body as `model`, validated by the one rule of wire requests
+    (`validation.parse_request`: strict, no string-to-number or -boolean coercion). FastAPI's own
+    (lax) validation of the declared body runs first and documents it; this is the answer."""
+    return parse_request(model, await request.body())
+
+
 def _label(engine: Engine, request: Request, environment: str) -> str:
     """Record the request's environment for logs and metrics, if it names a served profile
     (anything else is `-`, so label values stay bounded)."""
@@ -204,6 +216,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
     async def search(request: Request, body: SearchRequest) -> SearchResponse:
         """Bounded search in Name.lt order (`lean.declaration.search`); see `SearchResponse` for
         the completeness signal and `next_cursor` paging."""
+        body = await _strict_body(request, SearchRequest)
         return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
 
     @app.get(
@@ -229,6 +242,8 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
         unknown = sorted(set(request.query_params) - {"category", "limit", "after"})
         if unknown:
             raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"unknown query parameter {unknown[0]!r} (the parameters are category, limit and after)", {"field": unknown[0]})
+        if "limit" in request.query_params:
+            query_value("limit", request.query_params["limit"], "integer")  # the one spelling of a number
         body = DiffRequest(older=older, newer=newer, categories=category or [], limit=limit, after=after)
         return await _answer(engine, metrics, request, older, tools[DIFF].call(body))
 
@@ -245,10 +260,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
         """The same search as `POST /v1/declarations/search`, its fields as query parameters
         (`models.search_request_from_query`: list fields repeat their parameter, `constant`
         for a type-pattern constant, `flag=KEY` or `flag=KEY=false`); the same answer."""
-        try:
-            body = SearchRequest.model_validate(search_request_from_query(list(request.query_params.multi_items())))
-        except ValidationError as error:
-            raise invalid_request(error.errors()) from None
+        body = parse_request(SearchRequest, search_request_from_query(list(request.query_params.multi_items())))
         return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
 
     @app.get(
@@ -288,6 +300,7 @@ def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> No
         failures are errors (`timeout`, `busy`, `backend_error`), never verdicts. A client that
         disconnects gives up its queued check. 404 `check_disabled` unless the server was
         started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
+        body = await _strict_body(request, CheckRequest)
         _label(engine, request, body.environment)
         return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
 
@@ -298,6 +311,7 @@ def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> No
         method, path = spec.http_route.split(" ", 1)
 
         async def endpoint(request: Request, body: BaseModel) -> BaseModel:
+            body = await _strict_body(request, spec.request_model)
             # A batch names its environments per item; its requests stay unlabelled.
             environment = getattr(body, "environment", None)
             if environment is not None:

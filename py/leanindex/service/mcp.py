@@ -8,12 +8,13 @@ as text) does not allow.
 Each tool is listed under its dotted name, its underscore alias or both (`--tool-names`), with its
 input schema (the request model's JSON Schema, compacted), its output schema (the response
 model's; the query tools leave it out) and annotations.
-A call validates the arguments with the request model and answers with `structuredContent` =
+A call validates the arguments with the request model, strictly as JSON
+(`validation.parse_request`, the rule of every surface), and answers with `structuredContent` =
 the response model and one text block = the compact rendering. A request the library refuses or
 a service failure (`LeanIndexError`, or arguments the model rejects) is a tool result with
 `isError: true`, `structuredContent` = the shared error object `{"error": {...}}` and its text
-rendering. Protocol errors stay protocol errors: an unknown tool name is JSON-RPC
-`INVALID_PARAMS` (-32602), and an unexpected exception is the SDK's internal error.
+rendering; so is an unexpected exception (`internal_error`, its text in the log only). Protocol
+errors stay protocol errors: an unknown tool name is JSON-RPC `INVALID_PARAMS` (-32602).
 """
 
 from __future__ import annotations
@@ -25,10 +26,8 @@ from typing import Any
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
-from pydantic import ValidationError
-
-from ..errors import LeanIndexError
-from ..validation import invalid_request
+from ..errors import ErrorCode, LeanIndexError
+from ..validation import parse_request
 from ..version import __version__
 from .stdio import checked_stdio_server
 from .tools import ToolNaming, ToolSpec, render_error
@@ -110,18 +109,22 @@ def error_result(error: LeanIndexError) -> types.CallToolResult:
 
 
 async def call_tool(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolResult:
-    """Validate `arguments` with the tool's request model, run it, and build the result.
+    """Validate `arguments` with the tool's request model (`validation.parse_request`: strict,
+    `"10"` is no integer), run it, and build the result.
 
-    Never raises for a refusal or a service failure (those become error results); an
-    unexpected exception propagates, and the SDK answers it as a protocol error.
+    Never raises: a refusal or a service failure is its error result, and an unexpected
+    exception is logged with its traceback and answered as `internal_error` (its text, which may
+    name server paths, is not sent; the SDK would send it as the JSON-RPC error's message).
     """
     try:
-        request = spec.request_model.model_validate(arguments)
+        request = parse_request(spec.request_model, arguments)
         response = await spec.call(request)
-    except ValidationError as error:
-        failure = invalid_request(error.errors())
     except LeanIndexError as error:
         failure = error
+    except Exception:
+        # A defect: its text (which may name server paths) goes to the log only, as over HTTP.
+        log.exception("tool %s failed unexpectedly", spec.name)
+        failure = LeanIndexError(ErrorCode.INTERNAL_ERROR, "the server failed unexpectedly; the error is in its log", {})
     else:
         return types.CallToolResult(
             content=[types.TextContent(text=spec.render(response))],

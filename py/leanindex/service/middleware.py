@@ -1,6 +1,6 @@
-"""Pure-ASGI middleware of the HTTP server, one job each: access log and metrics, bearer token,
-request body cap. (Pure ASGI rather than Starlette's `BaseHTTPMiddleware`, which would buffer
-the streamed MCP responses.)"""
+"""Pure-ASGI middleware of the HTTP server, one job each: access log and metrics, security
+headers, `Host` allow-list, UTF-8 request targets, bearer token, request body cap. (Pure ASGI
+rather than Starlette's `BaseHTTPMiddleware`, which would buffer the streamed MCP responses.)"""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
+from ..validation import check_utf8_target
+from .config import normalize_host_name
 
 #: Key under `scope["state"]` where a route handler leaves the environment label of the request.
 ENVIRONMENT_KEY = "leanindex_environment"
@@ -206,3 +208,115 @@ class BodyLimitMiddleware:
             f"request body larger than {self.max_bytes} bytes",
             {"max_bytes": self.max_bytes},
         )
+
+
+#: The Content-Security-Policy of every answer: nothing loads but same-origin stylesheets and
+#: images (the pages' stylesheet is `/static/page.css`; they hold no inline style, which this
+#: policy would block), no scripts at all, forms post to this server only, no framing.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+def security_headers() -> tuple[tuple[bytes, bytes], ...]:
+    """The headers every HTTP answer carries (pages, API, errors, `/mcp`, and the answers the
+    HTTP protocol layer writes itself): `Content-Security-Policy` (`CONTENT_SECURITY_POLICY`),
+    `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`."""
+    return (
+        (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+    )
+
+
+class SecurityHeadersMiddleware:
+    """Adds `security_headers()` to every HTTP answer, replacing any same-named header an inner
+    layer set (there is one policy)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+        self.headers = security_headers()
+        self.names = {name for name, _ in self.headers}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [(name, value) for name, value in message.get("headers", []) if name.lower() not in self.names]
+                message["headers"] = [*kept, *self.headers]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def host_of(header: str) -> str:
+    """The host name of a `Host` header value (`name`, `name:port`, `[v6]:port`), normalised as
+    the allow-list compares it (`config.normalize_host_name`); "" when it names none."""
+    value = header.strip()
+    if value.startswith("["):
+        name, bracket, rest = value[1:].partition("]")
+        if not bracket or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
+            return ""
+    else:
+        name, colon, port = value.rpartition(":")
+        if not colon:
+            name = value
+        elif not port.isdigit():
+            return ""
+    try:
+        return normalize_host_name(name)
+    except ValueError:
+        return ""
+
+
+class HostAllowListMiddleware:
+    """Refuses every HTTP request whose `Host` header does not name one of `allowed` (host
+    names as `config.ServiceConfig.host_names` gives them; any port) with 421
+    `host_not_allowed`: a page of another site that re-points its DNS name at this server
+    (DNS rebinding) sends its own name as `Host`. A request without `Host` is refused too. The
+    accepted `Host` is passed on in lower case."""
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str]):
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = Headers(scope=scope).get("host")
+        if given is not None and host_of(given) in self.allowed:
+            # Host names are case-insensitive: inner layers (the MCP transport's own guard, which
+            # compares exactly) see the accepted value in lower case.
+            scope["headers"] = [(name, value.lower() if name == b"host" else value) for name, value in scope["headers"]]
+            await self.app(scope, receive, send)
+            return
+        error = LeanIndexError(
+            ErrorCode.HOST_NOT_ALLOWED,
+            "the request has no Host header" if given is None else
+            f"this server does not answer to host {given[:253]!r} (leanindex serve --allowed-host NAME adds a name)",
+            {"host": given[:253] if given is not None else None},
+        )
+        await error_response(error)(scope, receive, send)
+
+
+class Utf8TargetMiddleware:
+    """Refuses a request whose path or query string is not UTF-8 once percent-decoded (`%FF`)
+    with 400 `invalid_request` (`validation.check_utf8_target`), before a route reads it as
+    U+FFFD."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            try:
+                # Without `raw_path` (an ASGI server may leave it out) the decoded path cannot be checked.
+                check_utf8_target(scope.get("raw_path") or b"", scope.get("query_string", b""))
+            except LeanIndexError as error:
+                await error_response(error)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

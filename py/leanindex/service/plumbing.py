@@ -23,10 +23,17 @@ from ..validation import invalid_request
 from .config import ServiceConfig
 from .metrics import ServiceMetrics
 from .errorshape import install_error_shape
-from .middleware import AccessMiddleware, BearerTokenMiddleware, BodyLimitMiddleware, CarriedError, error_response
-from .web import TOKEN_COOKIE, is_page_path, token_page
-
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+from .middleware import (
+    AccessMiddleware,
+    BearerTokenMiddleware,
+    BodyLimitMiddleware,
+    CarriedError,
+    HostAllowListMiddleware,
+    SecurityHeadersMiddleware,
+    Utf8TargetMiddleware,
+    error_response,
+)
+from .web import STYLESHEET_PATH, TOKEN_COOKIE, is_page_path, token_page
 
 
 class LeanNameConvertor(Convertor[str]):
@@ -59,15 +66,19 @@ def error_responses(*codes: ErrorCode) -> dict[int | str, dict[str, Any]]:
 
 
 def mcp_sessions(config: ServiceConfig, mcp_server: Server[Any]) -> StreamableHTTPSessionManager:
-    """The streamable HTTP MCP transport for `mcp_server` (stateless, JSON responses); on a
-    loopback host with the SDK's DNS-rebinding guard (plus any configured CORS origin)."""
-    security = None
-    if config.host in _LOOPBACK:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *config.cors_origins],
-        )
+    """The streamable HTTP MCP transport for `mcp_server` (stateless, JSON responses), with the
+    SDK's DNS-rebinding guard on the server's one host list (`ServiceConfig.host_names`, which
+    `HostAllowListMiddleware` already enforces on every route): `Host` any of those names, and
+    `Origin`, when sent, `http(s)://` one of them or a configured CORS origin."""
+    hosts = [f"[{name}]" if ":" in name else name for name in sorted(config.host_names())]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for host in hosts for form in (host, f"{host}:*")],
+        allowed_origins=[
+            *(f"{scheme}://{form}" for host in hosts for scheme in ("http", "https") for form in (host, f"{host}:*")),
+            *config.cors_origins,
+        ],
+    )
     return StreamableHTTPSessionManager(app=mcp_server, json_response=True, stateless=True, security_settings=security)
 
 
@@ -105,12 +116,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def install_middleware(app: FastAPI, config: ServiceConfig, metrics: ServiceMetrics) -> None:
     """Body limit, bearer token (when configured), CORS (when origins are configured), the shared
-    error shape on every answer that is not a success (`errorshape`), and the access log with
-    metrics, outermost last."""
+    error shape on every answer that is not a success (`errorshape`), UTF-8 request targets, the
+    `Host` allow-list, the security headers on every answer, and the access log with metrics,
+    outermost last."""
     app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
     if config.token is not None:
         app.add_middleware(
-            BearerTokenMiddleware, token=config.token, open_paths=frozenset({"/healthz", "/token"}),
+            # The stylesheet is public: the token form, shown before any token, uses it too.
+            BearerTokenMiddleware, token=config.token, open_paths=frozenset({"/healthz", "/token", STYLESHEET_PATH}),
             is_page=is_page_path, page_cookie=TOKEN_COOKIE, page_refusal=token_page,
         )
     if config.cors_origins:
@@ -126,6 +139,9 @@ def install_middleware(app: FastAPI, config: ServiceConfig, metrics: ServiceMetr
             expose_headers=["Mcp-Session-Id", "X-Request-Id"],
         )
     install_error_shape(app)
+    app.add_middleware(Utf8TargetMiddleware)
+    app.add_middleware(HostAllowListMiddleware, allowed=config.host_names())
+    app.add_middleware(SecurityHeadersMiddleware)
     app.add_middleware(AccessMiddleware, observe=metrics.observe)
 
 

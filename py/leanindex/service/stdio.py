@@ -8,11 +8,15 @@ JSON-RPC message model) before the SDK sees it:
 
 - not UTF-8, not JSON (including a lone surrogate escape such as `"\\ud800"`, which the HTTP
   transport refuses too), or nested too deep: JSON-RPC error -32700 (parse error);
+- a message whose `id` is not a string or an integer (an object, an array, a float, `true`,
+  `null`): -32600 (invalid request) with a null id, as JSON-RPC 2.0 says; the SDK would
+  otherwise take it for a notification and answer nothing;
 - JSON but not a JSON-RPC message: -32602 (invalid params, as the HTTP transport answers).
 
 The answer carries the line's `id` when one can be read (a lenient parse that accepts lone
 surrogates), else a null id; a line without an id is answered all the same, since no answer
-would leave a client waiting. Good lines are passed on unchanged; stdout stays the SDK's.
+would leave a client waiting. So every line gets one answer but a valid notification, which by
+JSON-RPC gets none. Good lines are passed on unchanged; stdout stays the SDK's.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ def check_line(line: bytes) -> tuple[str | None, types.JSONRPCError | None]:
         ident = readable_id(text)
         code = types.PARSE_ERROR if ident is None else types.INVALID_PARAMS
         return None, _error(ident, code, f"Parse error: {error}")
+    if isinstance(raw, dict) and "id" in raw and not _is_id(raw["id"]):
+        # Else the SDK would read it as a notification (which gets no answer) or coerce it.
+        return None, _error(None, types.INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
     try:
         types.jsonrpc_message_adapter.validate_python(raw, by_name=False)
     except ValidationError as error:
@@ -65,11 +72,15 @@ def readable_id(text: str) -> int | str | None:
     return _id_of(value)
 
 
+def _is_id(value: Any) -> bool:
+    """Whether `value` is a JSON-RPC id as MCP allows it: a string or an integer (not a
+    boolean, a float such as `1.0`, null, an object or an array)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def _id_of(value: Any) -> int | str | None:
-    if isinstance(value, dict):
-        ident = value.get("id")
-        if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)):
-            return ident
+    if isinstance(value, dict) and _is_id(value.get("id")):
+        return value["id"]
     return None
 
 

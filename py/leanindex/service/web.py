@@ -10,9 +10,19 @@ Routes (HTML; no JavaScript anywhere):
 - `GET /d/{name}?env=ID`: one declaration, everything inspect returns, with links onward
   (its namespace, the declarations whose type mentions it, each constant of its type, its
   source and doc links);
+- `GET /static/page.css`: the pages' one stylesheet (`templates/page.css`), so the pages need
+  no inline style, script, image or font: they work under the Content-Security-Policy
+  `default-src 'none'; style-src 'self'; form-action 'self'` (the server's middleware sets the
+  policy; the browser test renders the pages under exactly this one);
 - `POST /token`: a form posting the server's token sets it as a cookie (`TOKEN_COOKIE`,
   HttpOnly, SameSite=Strict) so a browser can send it; the token middleware accepts that
-  cookie on these pages only (`PAGE_PATHS`).
+  cookie on these pages only (`is_page_path`).
+
+Links leaving the site (a declaration's `source_url` and `doc_url`) are rendered only by
+`external_link`, which re-checks each with the catalog's one link rule
+(`catalog.links.link_problem`) and renders no `href` for anything but an http(s) link, so a
+catalog built before that rule cannot put script on a page. Everything else is escaped by
+Jinja2's autoescaping; the page's own links are built by `declaration_url` and `search_url`.
 
 The page is an adapter: every answer comes from the `lean.declaration.search` and
 `lean.declaration.inspect` tools (`service.tools`, same request models, same gate, so the same
@@ -25,7 +35,9 @@ the type must mention (repeatable), `ns:Name` a namespace prefix, `kind:theorem`
 (`text=`) is the request's `text` (words in names, docstrings and types, BM25-ranked), and the
 order field (`order=name|relevance`) its `order`; left empty, the engine's default holds
 (relevance with words, `Name.lt` without), and in relevance order each result shows the
-`match_reasons` that place it.
+`match_reasons` that place it. `limit` and `start` must be whole numbers as every query string
+spells them (`models.query_value`): anything else is the page with `invalid_request` (400),
+never a server error.
 """
 
 from __future__ import annotations
@@ -33,24 +45,36 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.resources import files
 from typing import Any, get_args
 from urllib.parse import parse_qs, quote, urlencode
 
 import jinja2
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from markupsafe import Markup
 from pydantic import ValidationError
 
+from ..catalog.links import link_problem
 from ..engine import Engine
-from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
-from ..models import InspectRequest, Kind, SearchOrder, SearchRequest, SearchResponse
+from ..errors import HTTP_STATUS, LeanIndexError
+from ..models import (
+    InspectRequest,
+    Kind,
+    SearchOrder,
+    SearchRequest,
+    SearchResponse,
+    query_value,
+)
 from ..validation import invalid_request
 from .gate import CallGate
 from .tools import INSPECT, SEARCH, ToolSpec
 
 TOKEN_COOKIE = "leanindex_token"
-PAGE_PATHS = ("/", "/d/")
-"""Paths of the pages (exact `/`, or under `/d/`): the token may come as `TOKEN_COOKIE` there."""
+STYLESHEET_PATH = "/static/page.css"
+PAGE_PATHS = ("/", "/d/", STYLESHEET_PATH)
+"""Paths of the pages (exact `/`, under `/d/`, the stylesheet): the token may come as
+`TOKEN_COOKIE` there."""
 
 PREFIXES: dict[str, str] = {"c": "type_pattern", "ns": "namespace_prefixes", "kind": "kinds", "mod": "module_prefixes"}
 """Short syntax of the query box: `prefix:value` -> the `SearchRequest` field it fills."""
@@ -66,7 +90,22 @@ _templates = jinja2.Environment(
 
 def is_page_path(path: str) -> bool:
     """Whether `path` is one of the pages (see `PAGE_PATHS`)."""
-    return path == "/" or path.startswith("/d/")
+    return path in ("/", STYLESHEET_PATH) or path.startswith("/d/")
+
+
+def external_link(url: str | None, label: str, css_class: str) -> Markup:
+    """The one way a page links outside the site: `<a class="css_class" href="url">label</a>`
+    (all escaped) when `url` is a link by `catalog.links.link_problem` (http or https); for any
+    other non-empty value (a catalog built before the rule held it) `label` as plain text with
+    a note and no `href`; "" for None or "". `Markup.format` escapes every argument."""
+    if not url:
+        return Markup("")
+    problem = link_problem(url)
+    if problem is not None:
+        return Markup('<span class="{} refused" title="{}">{} (not an http(s) link: not linked)</span>').format(
+            css_class, problem, label
+        )
+    return Markup('<a class="{}" href="{}">{}</a>').format(css_class, url, label)
 
 
 @dataclass(frozen=True)
@@ -86,12 +125,17 @@ class Query:
     order: str | None = None
 
 
-def _ints(value: str | None, default: int) -> int:
-    return int(value) if value is not None and value.isdigit() else default
+def _whole_number(value: str | None, field: str, default: int) -> int:
+    # The one rule of query strings (`models.query_value`): canonical ASCII digits only, never
+    # `str.isdigit`, which accepts `²` that `int` refuses.
+    return default if value is None else query_value(field, value, "integer")
 
 
 def read_form(params: Mapping[str, list[str]], default_environment: str) -> Query:
-    """The query string of `GET /` as a `Query` (empty strings dropped)."""
+    """The query string of `GET /` as a `Query` (empty strings dropped; `limit` defaults to 20,
+    `start` to 0). Raises `LeanIndexError(invalid_request)` with `details.field` `limit` or
+    `start` when one is not a whole number by the query-string rule (`models.query_value`:
+    canonical decimal digits)."""
 
     def values(key: str) -> list[str]:
         return [v.strip() for v in params.get(key, []) if v.strip()]
@@ -104,9 +148,9 @@ def read_form(params: Mapping[str, list[str]], default_environment: str) -> Quer
         kinds=values("kind"),
         modules=values("mod"),
         constants=values("c"),
-        limit=_ints(first["limit"], 20),
+        limit=_whole_number(first["limit"], "limit", 20),
         after=first["after"],
-        start=_ints(first["start"], 0),
+        start=_whole_number(first["start"], "start", 0),
         words=first["text"] or "",
         order=first["order"],
     )
@@ -214,7 +258,7 @@ def completeness_line(response: SearchResponse, start: int) -> str:
 
 
 _templates.globals.update(
-    orders=get_args(SearchOrder),
+    orders=get_args(SearchOrder), stylesheet_path=STYLESHEET_PATH, external_link=external_link,
     declaration_url=declaration_url, search_url=search_url, type_segments=type_segments, notation_constants=notation_constants
 )
 
@@ -234,13 +278,21 @@ def install_pages(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate
         listed = await gate.run(engine.environments)
         return [e.environment for e in listed.environments]
 
+    stylesheet = (files("leanindex.service") / "templates" / "page.css").read_bytes()
+
+    @app.get(STYLESHEET_PATH, include_in_schema=False)
+    async def page_stylesheet() -> Response:
+        """The pages' stylesheet (CSS)."""
+        return Response(stylesheet, media_type="text/css; charset=utf-8")
+
     @app.get("/", include_in_schema=False)
     async def search_page(request: Request) -> Response:
         """The search form and one page of results (HTML)."""
         params = parse_qs(request.url.query)
-        context: dict[str, Any] = {"environments": [], "query": read_form(params, ""), "kinds": [k.value for k in Kind],
+        context: dict[str, Any] = {"environments": [], "query": read_form({}, ""), "kinds": [k.value for k in Kind],
                                    "response": None, "error": None, "docs": {}, "next_url": None, "line": None}
         try:
+            context["query"] = read_form(params, "")  # a bad number is refused before any search
             served = await environments()
             query = read_form(params, served[0] if served else "")
             context.update(environments=served, query=query)
