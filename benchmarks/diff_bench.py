@@ -30,7 +30,7 @@ CORE_PREFIXES = ["Init", "Std", "Lean", "Lake"]
 
 def ensure(root: Path, profile: str, archive: Path, lean_version: str | None, prefixes: list[str] | None) -> float | None:
     """Import `archive` as `profile` unless a verified catalog is there; the import's wall s."""
-    from leanindex.catalog.diff import open_verified
+    from leanindex.engine.diff import open_verified
     from leanindex.docgen import import_docgen
     from leanindex.errors import LeanIndexError
 
@@ -44,7 +44,7 @@ def ensure(root: Path, profile: str, archive: Path, lean_version: str | None, pr
 
 
 def timed_pair(root: Path, older: str, newer: str, runs: int) -> dict[str, object]:
-    from leanindex.catalog.diff import diff_declarations, open_verified
+    from leanindex.engine.diff import diff_declarations, open_verified
 
     start = time.monotonic()
     old, new = open_verified(root, older), open_verified(root, newer)

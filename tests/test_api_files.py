@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from leanindex.api_files import API_FILES, check_all, write_all
-from leanindex.catalog.diff import DiffRequest
+from leanindex.engine.diff import DiffRequest
 from leanindex.catalog.layout import CatalogPaths
 from leanindex.cli import main
 from leanindex.engine import Engine

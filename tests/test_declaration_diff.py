@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leanindex.catalog.diff import DIFF_CATEGORIES, DIFF_LIMIT_MAX, diff_declarations, open_verified
+from leanindex.engine.diff import DIFF_CATEGORIES, DIFF_LIMIT_MAX, diff_declarations, open_verified
 from leanindex.cli import main
 from leanindex.errors import EXIT_STATUS, OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from leanindex.names import name_sort_key

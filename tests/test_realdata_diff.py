@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from embedded_support import DemoRun
-from leanindex.catalog.diff import DIFF_CATEGORIES, diff_declarations, open_verified
+from leanindex.engine.diff import DIFF_CATEGORIES, diff_declarations, open_verified
 from leanindex.docgen import import_docgen
 from leanindex.embedded import EMBEDDED_PROFILE, embedded_archive
 

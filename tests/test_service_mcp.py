@@ -28,7 +28,7 @@ from service_support import (
     sample_root,  # noqa: F401  (fixture)
 )
 
-from leanindex.catalog.diff import DeclarationDiff, DiffRequest
+from leanindex.engine.diff import DeclarationDiff, DiffRequest
 from leanindex.engine import Engine
 from leanindex.models import EnvironmentsRequest, EnvironmentsResponse, ErrorResponse, InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.service.config import ServiceConfig

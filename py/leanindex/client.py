@@ -41,8 +41,8 @@ from .checker.models import (
     TargetCheckRequest,
     TargetCheckResponse,
 )
-from .catalog.diff import DeclarationDiff, DiffRequest
 from .engine import Engine
+from .engine.diff import DeclarationDiff, DiffRequest
 from .errors import ErrorCode, LeanIndexError
 from .models import (
     EnvironmentsResponse,

@@ -39,12 +39,12 @@ from packaging.requirements import Requirement
 
 from .base import Frozen
 from .catalog.layout import CatalogPaths, discover_profiles
+from .catalog.pack import release_url
 from .catalog.verify import verify_catalog
 from .embedded import EMBEDDED_PROFILE
 from .errors import LeanIndexError
 from .home import default_root
 from .lake.profiles import load_profiles
-from .catalog.pack import release_url
 from .lake.tools import EXTRACTOR_RELATIVE, EXTRACTOR_TARGET, INSTALL_ELAN, find_source_checkout
 
 Status = Literal["ok", "missing", "mismatch", "failed"]

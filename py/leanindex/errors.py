@@ -9,7 +9,9 @@ exit status, MCP `isError`) with the tables below (every exit status of every co
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
 
 from .base import Frozen
 
@@ -122,18 +124,28 @@ EXIT_STATUS: dict[ErrorCode, int] = {
 }
 
 
+def _known_code(code: str) -> str:
+    """`code` when it is an `ErrorCode` value; raises `ValueError` otherwise."""
+    return ErrorCode(code).value
+
+
 class ErrorBody(Frozen):
     """The shared error object: a stable `code`, a `message` for people, `details`."""
 
-    code: str
-    message: str
-    details: dict[str, Any]
+    # A plain string that must be an `ErrorCode` value: a body with another code is refused, and
+    # the schemas list the codes as the field's enum.
+    code: Annotated[str, AfterValidator(_known_code)] = Field(
+        description="Stable machine code; branch on it, not on the message.",
+        json_schema_extra={"enum": [code.value for code in ErrorCode]},
+    )
+    message: str = Field(description="What went wrong, for people.")
+    details: dict[str, Any] = Field(description="Machine-readable context, e.g. `field`, `suggestions`; keys vary by code.")
 
 
 class ErrorResponse(Frozen):
     """`{"error": {...}}`, the shape of every error on every surface."""
 
-    error: ErrorBody
+    error: ErrorBody = Field(description="The error: code, message, details.")
 
 
 class LeanIndexError(Exception):

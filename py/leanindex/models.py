@@ -18,17 +18,15 @@ from pydantic_core import PydanticUndefined
 
 from .base import Frozen
 from .errors import ErrorBody, ErrorCode, ErrorResponse, LeanIndexError  # noqa: F401  (ErrorResponse: one of the public models, defined beside the errors)
+from .identity import (  # noqa: F401  (re-exported: part of the public models)
+    PROFILE_ID_PATTERN,
+    EnvironmentIdentity,
+    ProfileId,
+    display_profile,
+    normalize_profile,
+)
 from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange, record_fields
 
-PROFILE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
-"""A profile id: 1-64 ASCII letters, digits, `_` and `-`, starting with a letter or digit;
-case-insensitive (stored lower case, shown upper case)."""
-
-ProfileId = Annotated[
-    str,
-    StringConstraints(pattern=PROFILE_ID_PATTERN),
-    Field(description="Profile id such as CORE or MATHLIB; case-insensitive."),
-]
 #: What `names.parse_name` reads (the engine refuses any other name with `invalid_request`), as
 #: a JSON Schema pattern: dot-separated components, each `«...»` (no `»` inside), a number
 #: without a leading zero, or text without `.`, `«` and `»` that is not all ASCII digits.
@@ -51,26 +49,6 @@ ModuleName = Annotated[
 ]
 
 
-def normalize_profile(profile: str) -> str:
-    """The canonical (lower-case) profile id used for file names; ids are case-insensitive.
-
-    Raises `LeanIndexError(invalid_request)` for an id that does not match
-    `PROFILE_ID_PATTERN`.
-    """
-    if not profile.isascii() or not re.fullmatch(PROFILE_ID_PATTERN, profile):
-        raise LeanIndexError(
-            ErrorCode.INVALID_REQUEST,
-            f"invalid profile id {profile!r}: use letters, digits, '_' and '-' (at most 64)",
-            {"profile": profile},
-        )
-    return profile.lower()
-
-
-def display_profile(profile: str) -> str:
-    """A profile id as answers and messages show it: upper case (`core` -> `CORE`)."""
-    return profile.upper()
-
-
 class StopReason(StrEnum):
     """Why a scan stopped: `RESULT_LIMIT` (more matches exist) or `EXHAUSTED` (catalog scanned)."""
 
@@ -91,27 +69,6 @@ class Assurance(StrEnum):
     COMPUTED = "COMPUTED"
 
 
-class EnvironmentIdentity(Frozen):
-    """Which environment answered: profile id, manifest digest, Lean and Mathlib revisions, and
-    where the catalog's records come from, with the record fields that source only
-    approximates (from the manifest's `source`; e.g. doc-gen4 data lists no instance arguments
-    among a type's constants, so a type-constant search there can miss declarations)."""
-
-    environment: str = Field(description="Profile id, upper case (e.g. CORE).")
-    environment_digest: str = Field(description="sha256 of the manifest's identity fields.")
-    lean_version: str | None
-    lean_commit: str | None
-    mathlib_commit: str | None
-    source: str | None = Field(default=None, description="`lean` (the extractor), `doc-gen4` or `stream`.")
-    approximate_fields: list[str] = Field(default_factory=list, description="Record fields this source only approximates.")
-
-    @classmethod
-    def unpinned(cls, profile: str, digest: str) -> EnvironmentIdentity:
-        """The identity of `profile` when no verified manifest pins it: the id and `digest`,
-        every revision null (`catalog.manifest.environment_identity` builds the pinned one)."""
-        return cls(environment=display_profile(profile), environment_digest=digest, lean_version=None, lean_commit=None, mathlib_commit=None)
-
-
 ConstantNames = Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
 
 
@@ -128,8 +85,8 @@ class TypePattern(Frozen):
 
     model_config = ConfigDict(json_schema_extra=lambda schema: one_of_required(["constants", "conclusion"], schema))
 
-    constants: ConstantNames | None = None
-    conclusion: ConstantNames | None = None
+    constants: ConstantNames | None = Field(default=None, description="Constants that must all occur in the type.")
+    conclusion: ConstantNames | None = Field(default=None, description="Constants that must all occur in the conclusion.")
 
     @model_validator(mode="after")
     def _some(self) -> TypePattern:
@@ -144,6 +101,7 @@ SEARCH_FLAGS: dict[str, str] = {
     for key, field in zip(
         ("instance", "class", "structure", "deprecated", "unsafe"),
         record_fields("is_instance", "is_class", "is_structure", "is_deprecated", "is_unsafe"),
+        strict=True,
     )
 }
 
@@ -160,7 +118,17 @@ FlagFilter = create_model(
     __doc__="Flags a declaration must have (`true`) or must not have (`false`); a key left out does not matter; at least one key.",
     __validators__={"_some": model_validator(mode="after")(_some_flag)},
     # A key is `true` or `false`; leaving it out (not null) is how it does not matter.
-    **{key: (bool, Field(default=None, json_schema_extra=lambda schema: schema.pop("default", None))) for key in SEARCH_FLAGS},
+    **{
+        key: (
+            bool,
+            Field(
+                default=None,
+                description=f"true: `{field}` must hold; false: must not.",
+                json_schema_extra=lambda schema: schema.pop("default", None),
+            ),
+        )
+        for key, field in SEARCH_FLAGS.items()
+    },
 )
 FlagFilter.model_config["json_schema_extra"] = {"minProperties": 1}
 FlagFilter.model_rebuild(force=True)
@@ -203,16 +171,16 @@ class SearchRequest(Frozen):
         default=None, description="Substring(s) of the printed name; all must occur."
     )
     case_sensitive: bool = Field(default=True, description="false: name_contains ignores the case of ASCII letters.")
-    type_pattern: TypePattern | None = None
+    type_pattern: TypePattern | None = Field(default=None, description="Constants required in the type and/or its conclusion.")
     namespace_prefixes: Annotated[list[DeclarationName], Field(min_length=1, max_length=16)] | None = Field(
         default=None,
         description="A name matches when one prefix's components are a proper leading part of its components.",
     )
-    kinds: Annotated[list[Kind], Field(min_length=1, max_length=8)] | None = None
+    kinds: Annotated[list[Kind], Field(min_length=1, max_length=8)] | None = Field(default=None, description="Kernel kinds; any may match.")
     module_prefixes: Annotated[list[ModuleName], Field(min_length=1, max_length=16)] | None = Field(
         default=None, description="A module matches when it equals a prefix or lies under one."
     )
-    flags: FlagFilter | None = None  # type: ignore[valid-type]
+    flags: FlagFilter | None = Field(default=None, description="Flags required (true) or excluded (false).")  # type: ignore[valid-type]
     instances_of: DeclarationName | None = Field(default=None, description="Instances whose conclusion's head is this class.")
     uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
     text: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
@@ -225,8 +193,10 @@ class SearchRequest(Frozen):
         description="name (default without text): Name.lt; relevance (default with text): BM25 score, name hit, "
         "shorter, fewer binders, more uses.",
     )
-    result_limit: Annotated[int, Field(ge=1, le=50)] = 10
-    after: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
+    result_limit: Annotated[int, Field(ge=1, le=50)] = Field(default=10, description="Most results in this page.")
+    after: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
+        default=None, description="`next_cursor` of the previous page (same filters)."
+    )
 
     @field_validator("name_contains")
     @classmethod
@@ -344,7 +314,8 @@ def search_query_parameters() -> list[dict[str, Any]]:
         options = [o for o in schema[name].get("anyOf", [schema[name]]) if o.get("type") != "null"]
         array = next((o for o in options if o.get("type") == "array"), None)
         value = {"type": "array", "items": {"type": "string"}} if array else {"type": options[0].get("type", "string")}
-        parameters.append({"name": name, "in": "query", "required": name == "environment", "explode": True, "schema": value})
+        about = {"description": schema[name]["description"]} if "description" in schema[name] else {}
+        parameters.append({"name": name, "in": "query", "required": name == "environment", "explode": True, "schema": value, **about})
     parameters += [
         {"name": key, "in": "query", "explode": True, "schema": {"type": "array", "items": {"type": "string"}}, "description": about}
         for key, about in QUERY_PARAMETER_HELP.items()
@@ -365,7 +336,7 @@ class MatchReason(Frozen):
     filter: Literal[
         "name_contains", "resolved_constant", "type_constant", "conclusion_constant", "namespace_prefix", "kind", "module_prefix",
         "flag", "instance_of", "uses_constant", "text", "relevance",
-    ]
+    ] = Field(description="The filter that matched, or `relevance` for a ranking criterion.")
     value: str = Field(
         description="The matched value; for `relevance` (answers in relevance order) one criterion as KEY=VALUE: "
         "bm25 (text score), name_hit (exact_name, last_component, component_boundary, inside), name_bytes, binders, uses."
@@ -375,31 +346,31 @@ class MatchReason(Frozen):
 class SearchResult(Frozen):
     """One visible declaration that matched every filter."""
 
-    name: str
-    kind: Kind
-    type: str
+    name: str = Field(description="Full name as Lean prints it.")
+    kind: Kind = Field(description="Kernel kind.")
+    type: str = Field(description="The elaborated type, pretty-printed by Lean.")
     namespace: str | None = Field(description="The name without its last component; null at the root.")
-    module: str | None
-    range: SourceRange | None
+    module: str | None = Field(description="Declaring module; null when unknown.")
+    range: SourceRange | None = Field(description="Source range in its module; null when unknown.")
     source_url: Annotated[str | None, _record_field("source_url")[1]]
     doc_url: Annotated[str | None, _record_field("doc_url")[1]]
-    match_reasons: list[MatchReason]
+    match_reasons: list[MatchReason] = Field(description="Which filter matched what.")
 
 
 class UnknownConstant(Frozen):
     """A type-pattern constant that no declaration type mentions, with suggestions: every known
     constant it could mean (several ending with its components) first, then close known names."""
 
-    name: str
-    suggestions: list[str]
+    name: str = Field(description="The constant as given.")
+    suggestions: list[str] = Field(description="Constants it could mean, then close names.")
 
 
 class ResolvedConstant(Frozen):
     """A partly qualified constant (`Measure.map`) that exactly one known constant ends with,
     and that constant (`MeasureTheory.Measure.map`)."""
 
-    given: str
-    resolved: str
+    given: str = Field(description="The constant as given.")
+    resolved: str = Field(description="The full name it resolved to.")
 
 
 class SearchResponse(EnvironmentIdentity):
@@ -412,14 +383,14 @@ class SearchResponse(EnvironmentIdentity):
     declarations that matched and were left out.
     """
 
-    results: list[SearchResult]
-    stop_reason: StopReason
-    completeness: Completeness
-    assurance: Assurance
-    next_cursor: str | None
-    total_matches: int
-    hidden_matches: int
-    unknown_constants: list[UnknownConstant]
+    results: list[SearchResult] = Field(description="This page's matches, in the answer's order.")
+    stop_reason: StopReason = Field(description="RESULT_LIMIT: more matches exist; EXHAUSTED: none left.")
+    completeness: Completeness = Field(description="COMPLETE when no match was left out after the cursor.")
+    assurance: Assurance = Field(description="How the answer was obtained.")
+    next_cursor: str | None = Field(description="Pass as `after` for the next page; null on the last.")
+    total_matches: int = Field(description="Visible matches in the whole catalog, whatever the limit.")
+    hidden_matches: int = Field(description="Private or internal matches left out.")
+    unknown_constants: list[UnknownConstant] = Field(description="Type-pattern constants no type mentions.")
     resolved_constants: list[ResolvedConstant] = Field(
         default_factory=list, description="Partly qualified constants of the request and the constants they resolved to."
     )
@@ -498,7 +469,7 @@ DeclarationFlags = create_model(
     __base__=Frozen,
     __module__=__name__,
     __doc__="The record's flags (see `leanindex.records.DeclarationRecord`).",
-    **{flag: (bool, ...) for flag in FLAG_FIELDS},
+    **{flag: (bool, Field(description=DeclarationRecord.model_fields[flag].description)) for flag in FLAG_FIELDS},
 )
 
 #: The record fields an inspect answer carries as they are (all but the line type and the flags).
@@ -523,7 +494,7 @@ InspectResponse = create_model(
             [(name, _record_field(name)), ("namespace", _NAMESPACE)] if name == "type" else [(name, _record_field(name))]
         )
     },
-    flags=(DeclarationFlags, ...),
+    flags=(DeclarationFlags, Field(description="The record's boolean flags.")),
     uses=(
         list[str] | None,
         Field(description="Constants of the type and the value (sorted); null when the catalog has no value constants."),
@@ -564,11 +535,11 @@ class EnvironmentSummary(EnvironmentIdentity):
     that keeps it from serving in `problem`, and no counts (it cannot vouch for them).
     """
 
-    imports: list[str]
-    declaration_count: int | None
-    visible_count: int | None
-    verified: bool
-    problem: ErrorBody | None = None
+    imports: list[str] = Field(description="The modules the environment imports.")
+    declaration_count: int | None = Field(description="Declarations in the catalog; null when unverified.")
+    visible_count: int | None = Field(description="Those neither private nor internal; null when unverified.")
+    verified: bool = Field(description="The catalog matches its manifest and can serve.")
+    problem: ErrorBody | None = Field(default=None, description="Why it does not verify; null when verified.")
 
 
 class EnvironmentsRequest(Frozen):
@@ -578,4 +549,4 @@ class EnvironmentsRequest(Frozen):
 class EnvironmentsResponse(Frozen):
     """Every profile found under the served root."""
 
-    environments: list[EnvironmentSummary]
+    environments: list[EnvironmentSummary] = Field(description="One entry per profile.")

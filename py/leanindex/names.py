@@ -46,7 +46,7 @@ def name_cmp(a: Sequence[Component], b: Sequence[Component]) -> int:
         return 1
     if j >= 0:
         return -1
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):  # the shorter name ends the comparison
         if x != y:
             return -1 if x < y else 1  # type: ignore[operator]  # same kind at each aligned position
     return 0

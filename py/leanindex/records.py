@@ -44,15 +44,17 @@ class Position(Frozen):
     (null when the source gives only lines, as doc-gen4 does). The one position model: stream
     ranges, inspect answers and the checker's diagnostics all use it."""
 
-    line: Annotated[StrictInt, Field(ge=1, le=2**31 - 1)]
-    column: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None
+    line: Annotated[StrictInt, Field(ge=1, le=2**31 - 1)] = Field(description="1-based line.")
+    column: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None = Field(
+        description="0-based column in code points; null when only lines are known."
+    )
 
 
 class SourceRange(Frozen):
     """A declaration range in its module's source (`Lean.DeclarationRange`)."""
 
-    start: Position
-    end: Position
+    start: Position = Field(description="Where the declaration starts.")
+    end: Position = Field(description="Where it ends.")
 
     @model_validator(mode="after")
     def _ordered(self) -> SourceRange:
@@ -66,16 +68,16 @@ class ExtractorInfo(Frozen):
     records only these (and the digest of the extractor's sources, which the build computes),
     so a further field would be dropped unseen."""
 
-    name: StrictStr
-    version: StrictStr
+    name: StrictStr = Field(description="The writing program, e.g. `leanindex-extract`.")
+    version: StrictStr = Field(description="Its version.")
 
 
 class LeanInfo(Frozen):
     """`Lean.versionString` and `Lean.githash` of the Lean that produced the environment (in a
     stream header and in a manifest)."""
 
-    version: StrictStr
-    githash: StrictStr | None
+    version: StrictStr = Field(description="`Lean.versionString`, e.g. `4.35.0`.")
+    githash: StrictStr | None = Field(description="`Lean.githash`, the Lean commit; null when unknown.")
 
 
 class HeaderRecord(Frozen):
@@ -86,14 +88,14 @@ class HeaderRecord(Frozen):
     from, when the producer knows it.
     """
 
-    record: Literal["header"]
-    format: Literal["leanindex.declarations/v1", "leanindex.declarations/v2"]
-    extractor: ExtractorInfo
-    lean: LeanInfo
-    imports: list[StrictStr]
-    modules: list[StrictStr]
-    approximate_fields: list[StrictStr] = Field(default_factory=list)
-    source_commits: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    record: Literal["header"] = Field(description="Line type.")
+    format: Literal["leanindex.declarations/v1", "leanindex.declarations/v2"] = Field(description="Stream format id.")
+    extractor: ExtractorInfo = Field(description="The program that wrote the stream.")
+    lean: LeanInfo = Field(description="The Lean that produced the environment.")
+    imports: list[StrictStr] = Field(description="The modules imported to build the environment.")
+    modules: list[StrictStr] = Field(description="Every module loaded in the environment.")
+    approximate_fields: list[StrictStr] = Field(default_factory=list, description="Record fields this producer only approximates.")
+    source_commits: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Repository -> commit its data came from.")
 
 
 class DeclarationRecord(Frozen):
@@ -118,27 +120,33 @@ class DeclarationRecord(Frozen):
     written before these fields).
     """
 
-    record: Literal["declaration"]
-    name: Annotated[StrictStr, Field(min_length=1)]
-    components: Annotated[list[StrictStr | Annotated[StrictInt, Field(ge=0)]], Field(min_length=1)]
-    kind: Kind
-    module: StrictStr | None
-    type: StrictStr
-    type_constants: list[StrictStr]
-    level_params: list[StrictStr]
-    doc: StrictStr | None
-    range: SourceRange | None
-    is_private: StrictBool
-    is_internal: StrictBool
-    is_instance: StrictBool
-    is_class: StrictBool
-    is_structure: StrictBool
-    is_unsafe: StrictBool
-    is_deprecated: StrictBool
-    type_fallback: StrictBool = False
-    value_constants: list[StrictStr] | None = None
-    conclusion_constants: list[StrictStr] | None = None
-    conclusion_head: StrictStr | None = None
+    record: Literal["declaration"] = Field(description="Line type.")
+    name: Annotated[StrictStr, Field(min_length=1)] = Field(description="Full name as Lean prints it.")
+    components: Annotated[list[StrictStr | Annotated[StrictInt, Field(ge=0)]], Field(min_length=1)] = Field(
+        description="The name's components from the root; integers for numeric ones."
+    )
+    kind: Kind = Field(description="Kernel kind (`Lean.ConstantInfo` constructor).")
+    module: StrictStr | None = Field(description="Declaring module; null when unknown.")
+    type: StrictStr = Field(description="The elaborated type, pretty-printed by Lean.")
+    type_constants: list[StrictStr] = Field(description="Constants in the type, sorted, unique.")
+    level_params: list[StrictStr] = Field(description="Universe parameter names.")
+    doc: StrictStr | None = Field(description="Docstring; null when none.")
+    range: SourceRange | None = Field(description="Source range in its module; null when unknown.")
+    is_private: StrictBool = Field(description="Declared `private`.")
+    is_internal: StrictBool = Field(description="Implementation detail (`Name.isInternalDetail`, auxiliary recursors, matchers).")
+    is_instance: StrictBool = Field(description="A type class instance.")
+    is_class: StrictBool = Field(description="A type class.")
+    is_structure: StrictBool = Field(description="A structure.")
+    is_unsafe: StrictBool = Field(description="Declared `unsafe`.")
+    is_deprecated: StrictBool = Field(description="Has `@[deprecated]`.")
+    type_fallback: StrictBool = Field(default=False, description="`type` is a fallback rendering (Lean's printer failed).")
+    value_constants: list[StrictStr] | None = Field(default=None, description="Constants the value uses, sorted; null when not recorded.")
+    conclusion_constants: list[StrictStr] | None = Field(
+        default=None, description="Constants of the type after its leading binders, sorted; null when not recorded."
+    )
+    conclusion_head: StrictStr | None = Field(
+        default=None, description="Head constant of the conclusion; null when not a constant or not recorded."
+    )
     source_url: StrictStr | None = Field(
         default=None,
         description="Where the declaration's source lines are (e.g. https://github.com/OWNER/REPO/blob/COMMIT/"
@@ -150,15 +158,15 @@ class DeclarationRecord(Frozen):
         description="The declaration's page on a doc-gen4 site (doc-gen4 catalogs: `docLink` resolved against "
         "the import's doc base); null when unknown (Lean extractor catalogs).",
     )
-    deprecated_to: StrictStr | None = None
-    deprecated_since: StrictStr | None = None
+    deprecated_to: StrictStr | None = Field(default=None, description="`@[deprecated]` replacement name; null when none or not recorded.")
+    deprecated_since: StrictStr | None = Field(default=None, description="`@[deprecated]` `since` text; null when none or not recorded.")
 
 
 class FooterRecord(Frozen):
     """Last line of a stream: the number of declaration records before it."""
 
-    record: Literal["footer"]
-    count: Annotated[StrictInt, Field(ge=0)]
+    record: Literal["footer"] = Field(description="Line type.")
+    count: Annotated[StrictInt, Field(ge=0)] = Field(description="Number of declaration lines.")
 
 
 FLAG_FIELDS: tuple[str, ...] = tuple(

@@ -124,7 +124,7 @@ def table_from_lines(lines: list[bytes], start_pos: int) -> pa.Table:
         values = parsed.column(name)
         if arrow_type == _RANGE:
             paths = [["start", "line"], ["start", "column"], ["end", "line"], ["end", "column"]]
-            columns.update(zip(_range_columns(name), (pc.struct_field(values, path) for path in paths)))
+            columns.update(zip(_range_columns(name), (pc.struct_field(values, path) for path in paths), strict=True))
         else:
             columns[name] = pc.fill_null(values, _DEFAULTS[name]) if name in _DEFAULTS else values
     return pa.Table.from_pydict(columns, schema=SCHEMA).combine_chunks()

@@ -221,7 +221,8 @@ class CatalogFolder:
         except OSError:
             raise LeanIndexError(
                 ErrorCode.CATALOG_UNAVAILABLE,
-                f"profile {paths.profile!r} has no catalog; build it with `leanindex catalog build --profile {paths.profile}`",
+                f"profile {paths.profile!r} has no catalog under this root; get one with `leanindex catalog pull`, "
+                f"`leanindex catalog import-docgen`, `leanindex catalog build` (needs Lean), or `leanindex demo` (Lean core)",
                 {"profile": paths.profile},
             ) from None
 

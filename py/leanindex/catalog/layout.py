@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..models import PROFILE_ID_PATTERN, normalize_profile
+from ..identity import PROFILE_ID_PATTERN, normalize_profile
 
 DECLARATIONS_FILE = "declarations.parquet"
 DATABASE_FILE = "catalog.duckdb"

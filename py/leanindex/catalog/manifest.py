@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
-from ..models import EnvironmentIdentity, display_profile
+from ..identity import EnvironmentIdentity, display_profile
 from ..records import LeanInfo
 from ..storage import storage_failure
 from .files import regular_file_sha256
@@ -42,59 +42,59 @@ class _Model(Frozen):
 class PackageRevision(_Model):
     """One Lake package from `lake-manifest.json`: its name, exact git revision and URL."""
 
-    name: str
-    rev: str | None
-    url: str | None = None
+    name: str = Field(description="Package name.")
+    rev: str | None = Field(description="Exact git revision; null when unknown.")
+    url: str | None = Field(default=None, description="Git URL; null when unknown.")
 
 
 class ExtractorIdentity(_Model):
     """The program that produced the declaration stream, and a sha256 of its sources if known."""
 
-    name: str
-    version: str
-    digest: str | None = None
+    name: str = Field(description="The writing program, e.g. `leanindex-extract`.")
+    version: str = Field(description="Its version.")
+    digest: str | None = Field(default=None, description="sha256 of its sources; null when unknown.")
 
 
 class SourceInfo(_Model):
     """Where the records come from: the Lean extractor, doc-gen4 output, or a bare stream;
     which record fields are approximate there; and repository commits the source names."""
 
-    kind: SourceKind
-    approximate_fields: list[str] = Field(default_factory=list)
-    commits: dict[str, str] = Field(default_factory=dict)
+    kind: SourceKind = Field(description="`lean` (the extractor), `doc-gen4` or `stream`.")
+    approximate_fields: list[str] = Field(default_factory=list, description="Record fields this source only approximates.")
+    commits: dict[str, str] = Field(default_factory=dict, description="Repository -> commit its data came from.")
 
 
 class CatalogDigests(_Model):
     """The built files: counts and sha256 of each (paths relative to `catalog/<profile>/`)."""
 
-    declaration_count: int
-    visible_count: int
-    declarations_parquet_sha256: str
-    catalog_duckdb_sha256: str
-    files: dict[str, str]
-    builder_version: str
-    built_at: str
+    declaration_count: int = Field(description="Declarations in the catalog.")
+    visible_count: int = Field(description="Those neither private nor internal.")
+    declarations_parquet_sha256: str = Field(description="sha256 of `declarations.parquet`.")
+    catalog_duckdb_sha256: str = Field(description="sha256 of `catalog.duckdb`.")
+    files: dict[str, str] = Field(description="Catalog file name -> its sha256.")
+    builder_version: str = Field(description="leanindex version that built the catalog.")
+    built_at: str = Field(description="Build time, ISO 8601 UTC.")
 
 
 class Manifest(_Model):
     """A whole manifest; see the module docstring for the meaning of each part."""
 
-    schema_: Literal["leanindex.environment-manifest/v1"] = Field(alias="schema")
-    profile: str
-    imports: list[str]
-    platform: str | None
-    lean: LeanInfo
-    toolchain: str | None
-    packages: list[PackageRevision] | None
-    mathlib_commit: str | None
-    modules_digest: str | None
-    module_list_sha256: str
-    module_count: int
-    extractor: ExtractorIdentity
-    source: SourceInfo
-    environment_digest: str
-    catalog: CatalogDigests
-    manifest_digest: str
+    schema_: Literal["leanindex.environment-manifest/v1"] = Field(alias="schema", description="Manifest format id.")
+    profile: str = Field(description="Profile id (lower case).")
+    imports: list[str] = Field(description="The modules the environment imports.")
+    platform: str | None = Field(description="Build host, e.g. `x86_64-linux`; null when unknown.")
+    lean: LeanInfo = Field(description="The Lean that produced the environment.")
+    toolchain: str | None = Field(description="The project's `lean-toolchain` line; null when unknown.")
+    packages: list[PackageRevision] | None = Field(description="Every Lake package (`lake-manifest.json`); null when unknown.")
+    mathlib_commit: str | None = Field(description="Mathlib's revision among `packages`; null without Mathlib.")
+    modules_digest: str | None = Field(description="sha256 over every loaded module's `.olean`; null when unknown.")
+    module_list_sha256: str = Field(description="sha256 over the sorted module names.")
+    module_count: int = Field(description="Modules loaded in the environment.")
+    extractor: ExtractorIdentity = Field(description="The program that wrote the stream.")
+    source: SourceInfo = Field(description="Where the records come from.")
+    environment_digest: str = Field(description="sha256 of the identity fields: the environment's identity.")
+    catalog: CatalogDigests = Field(description="Counts and sha256 of the built files.")
+    manifest_digest: str = Field(description="sha256 of every other field.")
 
     def identity(self) -> dict[str, Any]:
         """The fields `environment_digest` covers, as JSON-ready data."""

@@ -32,7 +32,7 @@ import httpx
 
 from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
-from ..models import normalize_profile
+from ..identity import normalize_profile
 from ..storage import storage_failure
 from .builder import publish, staged_build
 from .layout import MANIFEST_FILE, CatalogPaths, catalog_files
@@ -228,10 +228,13 @@ def _download(url: str, part: Path, max_bytes: int, on_progress: ProgressCallbac
     except OSError as error:
         part.unlink(missing_ok=True)
         raise _storage_error(error, path=part, needed_bytes=total) from None
+    got = part.stat().st_size if part.exists() else 0
+    # "Resumed" only when some bytes came: a host that never answers is not a dropped download.
+    how = f"{got:,} bytes kept in the part file for the next pull to resume" if got else "nothing was received"
     raise LeanIndexError(
         ErrorCode.INVALID_REQUEST,
-        f"download of {url} failed {len(failures)} times (resumed with Range each time): {failures[-1]}",
-        {"source": url, "failures": failures},
+        f"download of {url} failed {len(failures)} times ({how}): {failures[-1]}",
+        {"source": url, "failures": failures, "received_bytes": got},
     )
 
 

@@ -18,6 +18,7 @@ Reading a row costs one small frame (about 15 us) and a `json.loads`.
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 
 import duckdb
@@ -59,7 +60,7 @@ def write_result_rows(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
     data = np.frombuffer(column.buffers()[2], dtype=np.uint8) if count else np.empty(0, dtype=np.uint8)
     bounds = offsets[np.append(np.arange(0, count, BLOCK_ROWS), count)] if count else np.zeros(1, dtype=np.int64)
     codec = _codec()
-    frames = [codec.compress(data[int(a) : int(b)].tobytes(), asbytes=True) for a, b in zip(bounds[:-1], bounds[1:])]
+    frames = [codec.compress(data[int(a) : int(b)].tobytes(), asbytes=True) for a, b in pairwise(bounds)]
     starts = np.zeros(len(frames) + 1, dtype=np.int64)
     np.cumsum([len(f) for f in frames], out=starts[1:])
     return {

@@ -122,7 +122,7 @@ def write_text_index(catalog_dir: Path) -> list[str]:
     parquet = pq.ParquetFile(catalog_dir / DECLARATIONS_FILE)
     for batch in parquet.iter_batches(columns=["name", "doc", "type"], batch_size=65_536):
         names, docs, types = (batch.column(i).to_pylist() for i in range(3))
-        ids.extend([number(word, len(vocabulary)) for word in words.declaration(n, d, t)] for n, d, t in zip(names, docs, types))
+        ids.extend([number(word, len(vocabulary)) for word in words.declaration(n, d, t)] for n, d, t in zip(names, docs, types, strict=True))
     if not vocabulary:
         # A catalog whose records have no word at all still gets an index (of the empty word).
         vocabulary, ids = {"": 0}, [[0] for _ in ids] or [[0]]

@@ -211,7 +211,7 @@ class Checker(CheckerBackend):
                 display_profile(config.profile), digest, config.identity.environment_digest,
             )
             return diagnostics
-        found = dict(zip(names, lists))
+        found = dict(zip(names, lists, strict=True))
         suggested = list(diagnostics)
         for i, name in unknown:
             if name in found:

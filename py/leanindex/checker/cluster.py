@@ -170,10 +170,10 @@ class _Actor:
 def affinity_key(method: str, request: BaseModel) -> str:
     """The profile and header of the request's file; for a target check also the file and
     target (the prefix environment a worker prepares and keeps)."""
-    code: str = getattr(request, "code")
-    parts = [str(getattr(request, "environment")).lower(), "\n".join(parse_header(code).imports)]
+    code: str = request.code
+    parts = [str(request.environment).lower(), "\n".join(parse_header(code).imports)]
     if method == TargetCandidates.name:
-        parts += [code, str(getattr(request, "target"))]
+        parts += [code, str(request.target)]
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
@@ -257,7 +257,7 @@ class RayChecker(CheckerBackend):
         ray = import_ray()
         try:
             stats = await self._started(actor)
-        except (asyncio.TimeoutError, ray.exceptions.RayError) as error:
+        except (TimeoutError, ray.exceptions.RayError) as error:
             actor.alive = False
             if actor in self.actors:
                 self.actors.remove(actor)
@@ -284,7 +284,7 @@ class RayChecker(CheckerBackend):
             left = deadline - loop.time()
             if left <= 0:
                 answer.cancel()
-                raise asyncio.TimeoutError()
+                raise TimeoutError()
             done, _pending = await asyncio.wait({answer}, timeout=min(STILL_STARTING_S, left))
             if done:
                 return answer.result()

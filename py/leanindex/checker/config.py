@@ -24,6 +24,7 @@ from ..lake.project import read_toolchain
 from ..models import EnvironmentIdentity, display_profile
 from .models import MAX_TIMEOUT_S
 
+
 class CheckerConfig(Frozen):
     """Everything a checker for one profile needs.
 

@@ -19,9 +19,9 @@ class Goal(Frozen):
     group of names sharing a type kept as Lean prints it), `target`, and `text` as Lean
     printed it."""
 
-    case: str | None
-    hypotheses: list[str]
-    target: str
+    case: str | None = Field(description="The goal's `case` tag; null when untagged.")
+    hypotheses: list[str] = Field(description="Hypotheses as `name : type` lines, as Lean groups them.")
+    target: str = Field(description="The type to prove (after `⊢`).")
     text: str = Field(description="The goal exactly as Lean printed it (Meta.ppGoal).")
 
 

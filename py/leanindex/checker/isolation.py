@@ -8,10 +8,10 @@ files and secrets in environment variables, or the machine's memory.
 
 from __future__ import annotations
 
-import functools
-import os
 import ctypes
 import ctypes.util
+import functools
+import os
 import resource
 import shutil
 import signal

@@ -36,8 +36,10 @@ class ReferenceTheorem(Frozen):
     namespaces, e.g. `Nat.my_add_comm`) and `statement`, the Lean source that follows the name in
     `theorem <name> <statement> := ...` (binders and type, e.g. `(n : Nat) : n + 0 = n`)."""
 
-    name: Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^[^\s:()\[\]{}]+$")]
-    statement: Annotated[str, StringConstraints(min_length=1)]
+    name: Annotated[str, StringConstraints(min_length=1, max_length=1024, pattern=r"^[^\s:()\[\]{}]+$")] = Field(
+        description="Theorem name as the submission declares it."
+    )
+    statement: Annotated[str, StringConstraints(min_length=1)] = Field(description="Binders and type after the name, as Lean source.")
 
 
 class Reference(Frozen):
@@ -47,7 +49,9 @@ class Reference(Frozen):
     `set_option`) whose theorems must all be present. Both are elaborated in the profile's
     environment before the submission, under fresh names; see `leanindex.checker.fence`."""
 
-    theorems: Annotated[list[ReferenceTheorem], Field(max_length=MAX_REFERENCE_THEOREMS)] = Field(default_factory=list)
+    theorems: Annotated[list[ReferenceTheorem], Field(max_length=MAX_REFERENCE_THEOREMS)] = Field(
+        default_factory=list, description="Theorems whose statements are pinned (at most 64)."
+    )
     file: Annotated[str, StringConstraints(min_length=1)] | None = Field(default=None, description="A reference Lean file.")
 
     @model_validator(mode="after")
@@ -74,12 +78,12 @@ class StatementFence(Frozen):
     is the first differing subterm of the two printed forms (`[submitted, reference]`), a reading
     aid computed from Lean's prints, while `status` comes from Lean's own comparison."""
 
-    name: str
-    status: FenceStatus
+    name: str = Field(description="The fenced theorem.")
+    status: FenceStatus = Field(description="Lean's comparison of the two statements.")
     kind: str | None = Field(description="The submission's declaration kind (`theorem`, `def`, ...); None when missing.")
-    submitted: str | None
-    reference: str | None
-    first_difference: list[str] | None = None
+    submitted: str | None = Field(description="The submission's signature as `#check` prints it; null when missing.")
+    reference: str | None = Field(description="The reference's signature as `#check` prints it.")
+    first_difference: list[str] | None = Field(default=None, description="First differing subterm, `[submitted, reference]`.")
 
 
 class CheckRequest(Frozen):
@@ -118,19 +122,19 @@ class Diagnostic(Frozen):
     it is None on every other message, when the checker has no catalog for the profile, and
     past the first 32 distinct unknown names of one answer (`checker.MAX_SUGGESTED_NAMES`)."""
 
-    severity: Literal["error", "warning", "info", "trace"]
-    start: Position
-    end: Position | None
-    text: str
-    suggestions: list[str] | None = None
+    severity: Literal["error", "warning", "info", "trace"] = Field(description="Lean's message severity.")
+    start: Position = Field(description="Where the message starts in the file.")
+    end: Position | None = Field(description="Where it ends; null when Lean gives no end.")
+    text: str = Field(description="The message as Lean wrote it.")
+    suggestions: list[str] | None = Field(default=None, description="For an unknown name: close catalog names, best first.")
 
 
 class SorryGoal(Frozen):
     """A `sorry` in the submission and the goal it stands for (the REPL's `sorries`)."""
 
-    start: Position | None
-    end: Position | None
-    goal: str
+    start: Position | None = Field(description="Where the `sorry` starts in the file.")
+    end: Position | None = Field(description="Where it ends.")
+    goal: str = Field(description="The goal it stands for, as Lean prints it.")
 
 
 class TheoremAxioms(Frozen):
@@ -138,9 +142,9 @@ class TheoremAxioms(Frozen):
     `Lean.Elab.Command` `#print axioms` handler via `Lean.collectAxioms`); `flagged` lists those
     outside `propext`, `Classical.choice`, `Quot.sound`, in the same order."""
 
-    name: str
-    axioms: list[str]
-    flagged: list[str]
+    name: str = Field(description="The declaration.")
+    axioms: list[str] = Field(description="Axioms it depends on (`#print axioms`).")
+    flagged: list[str] = Field(description="Those outside the allowed three.")
 
 
 class Reason(Frozen):
@@ -150,12 +154,12 @@ class Reason(Frozen):
     `hint` is that class's one line on what to try next (`failures.HINTS`); both are filled in
     from `code` when not given."""
 
-    code: ReasonCode
-    message: str
-    command: str | None = None
-    start: Position | None = None
-    failure_class: FailureClass
-    hint: str
+    code: ReasonCode = Field(description="Why the verdict is not `accepted`.")
+    message: str = Field(description="The reason, for people.")
+    command: str | None = Field(default=None, description="The forbidden command or unverifiable declaration.")
+    start: Position | None = Field(default=None, description="Where it is in the file.")
+    failure_class: FailureClass = Field(description="`code` refined by Lean's message.")
+    hint: str = Field(description="What to try next (one line).")
 
     @model_validator(mode="before")
     @classmethod
@@ -178,19 +182,19 @@ class FailureSummary(Frozen):
 class Timings(Frozen):
     """Where the time went, in milliseconds: waiting for a worker, in the REPL, end to end."""
 
-    queue_ms: float
-    check_ms: float
-    total_ms: float
+    queue_ms: float = Field(description="Waiting for a worker, ms.")
+    check_ms: float = Field(description="In the REPL, ms.")
+    total_ms: float = Field(description="End to end, ms.")
 
 
 class Isolation(Frozen):
     """Which isolation applied to the REPL process that answered."""
 
-    scrubbed_environment: bool
-    private_tmp_home: bool
+    scrubbed_environment: bool = Field(description="Environment variables were scrubbed.")
+    private_tmp_home: bool = Field(description="Private working folder and HOME.")
     rlimits: dict[str, int] = Field(description="Resource limits set, by name (bytes, seconds or counts).")
     network_namespace: bool = Field(description="True when the REPL ran in a new network namespace (no network).")
-    pid_namespace: bool
+    pid_namespace: bool = Field(description="True when the REPL ran in a new PID namespace.")
 
 
 class CheckResponse(EnvironmentIdentity, FailureSummary):
@@ -202,17 +206,17 @@ class CheckResponse(EnvironmentIdentity, FailureSummary):
     stored verdict is returned. `code_sha256` identifies the submission.
     """
 
-    verdict: Verdict
-    reasons: list[Reason]
-    diagnostics: list[Diagnostic]
-    sorries: list[SorryGoal]
-    axioms: list[TheoremAxioms]
-    timings: Timings
-    isolation: Isolation
-    cached: bool
-    protected: bool
+    verdict: Verdict = Field(description="Lean's verdict on the file.")
+    reasons: list[Reason] = Field(description="Why it is not `accepted`, deciding reason first.")
+    diagnostics: list[Diagnostic] = Field(description="Every message Lean reported.")
+    sorries: list[SorryGoal] = Field(description="Each `sorry` with its goal.")
+    axioms: list[TheoremAxioms] = Field(description="Axioms per declaration of the file.")
+    timings: Timings = Field(description="Where the time went (ms).")
+    isolation: Isolation = Field(description="Confinement of the REPL that answered.")
+    cached: bool = Field(description="The stored verdict of an identical earlier check.")
+    protected: bool = Field(description="False when verdict-forging commands were allowed.")
     lean_toolchain: str | None = Field(description="The worker's Lean version, from the project's `lean-toolchain`.")
-    code_sha256: str
+    code_sha256: str = Field(description="sha256 of the submitted code (UTF-8).")
     fence: list[StatementFence] = Field(default_factory=list, description="The statement fence per referenced theorem.")
 
 
@@ -245,10 +249,10 @@ class BatchResult(Frozen):
     backends that ran it (2 when a Ray actor died under it and it was retried elsewhere). One
     line of `leanindex check-batch`'s output is one result."""
 
-    id: str
-    response: CheckResponse | None = None
-    error: ErrorBody | None = None
-    attempts: Annotated[int, Field(ge=0)] = 1
+    id: str = Field(description="The item's id.")
+    response: CheckResponse | None = Field(default=None, description="Lean's verdict, as `lean.check` answers it.")
+    error: ErrorBody | None = Field(default=None, description="The tool's refusal or failure instead of a verdict.")
+    attempts: Annotated[int, Field(ge=0)] = Field(default=1, description="Backends that ran it (2 after a retry).")
 
     @model_validator(mode="after")
     def _one_answer(self) -> BatchResult:
@@ -261,7 +265,9 @@ class BatchCheckRequest(Frozen):
     """A batch of 1 to 256 checks (`lean.check.batch`, `POST /v1/check/batch`), each with an id
     unique in the batch; they run concurrently on the checker's workers."""
 
-    items: Annotated[list[BatchItem], Field(min_length=1, max_length=MAX_BATCH_ITEMS)]
+    items: Annotated[list[BatchItem], Field(min_length=1, max_length=MAX_BATCH_ITEMS)] = Field(
+        description="1-256 checks, ids unique."
+    )
 
     @model_validator(mode="after")
     def _unique_ids(self) -> BatchCheckRequest:
@@ -275,8 +281,8 @@ class BatchCheckResponse(Frozen):
     """One `BatchResult` per item, in the items' order, and how many ended each way
     (`counts`: `accepted`, `incomplete`, `rejected` and `error`)."""
 
-    results: list[BatchResult]
-    counts: dict[str, int]
+    results: list[BatchResult] = Field(description="One per item, in the items' order.")
+    counts: dict[str, int] = Field(description="Results per ending: accepted, incomplete, rejected, error.")
 
 
 #: Most candidates one target check may carry.
@@ -305,7 +311,7 @@ class TargetCheckRequest(Frozen):
 
     environment: ProfileId
     code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A complete Lean file.")
-    mode: TargetMode = TargetMode.TARGET
+    mode: TargetMode = Field(default=TargetMode.TARGET, description="`target` (replace one declaration) or `sequential`.")
     target: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = Field(
         default=None, description="The declaration to replace (target mode)."
     )
@@ -339,16 +345,16 @@ class UnitVerdict(FailureSummary):
     extended by it (sequential mode: only after `accepted`). `check_ms` is its REPL time.
     """
 
-    candidate: int | None
-    name: str | None
-    start: Position
-    verdict: Verdict
-    reasons: list[Reason]
-    diagnostics: list[Diagnostic]
-    sorries: list[SorryGoal]
-    axioms: list[TheoremAxioms]
-    extended: bool
-    check_ms: float
+    candidate: int | None = Field(description="The candidate's index (target mode); null in sequential mode.")
+    name: str | None = Field(description="The declared name as written; null when none.")
+    start: Position = Field(description="Where the candidate or command starts in the file.")
+    verdict: Verdict = Field(description="Lean's verdict on this unit.")
+    reasons: list[Reason] = Field(description="Why it is not `accepted`, deciding reason first.")
+    diagnostics: list[Diagnostic] = Field(description="Lean's messages on this unit.")
+    sorries: list[SorryGoal] = Field(description="Each `sorry` with its goal.")
+    axioms: list[TheoremAxioms] = Field(description="Axioms per declaration of this unit.")
+    extended: bool = Field(description="The environment was extended by it.")
+    check_ms: float = Field(description="Its REPL time, ms.")
     fence: list[StatementFence] = Field(default_factory=list, description="The statement fence on the candidate.")
 
 
@@ -363,18 +369,18 @@ class TargetCheckResponse(EnvironmentIdentity):
     `prepare_ms` that of the prefix (0 when reused).
     """
 
-    mode: TargetMode
-    target: str | None
-    reused: bool
-    prefix_sha256: str | None
-    prefix_diagnostics: list[Diagnostic]
-    prepare_ms: float
-    results: list[UnitVerdict]
-    timings: Timings
-    isolation: Isolation
-    protected: bool
-    lean_toolchain: str | None
-    code_sha256: str
+    mode: TargetMode = Field(description="The request's mode.")
+    target: str | None = Field(description="The request's target; null in sequential mode.")
+    reused: bool = Field(description="The prefix was already prepared on the worker.")
+    prefix_sha256: str | None = Field(description="sha256 of the source before the target; null in sequential mode.")
+    prefix_diagnostics: list[Diagnostic] = Field(description="Lean's messages on the commands before the target.")
+    prepare_ms: float = Field(description="REPL time of the prefix, ms (0 when reused).")
+    results: list[UnitVerdict] = Field(description="One verdict per candidate or command.")
+    timings: Timings = Field(description="Where the time went (ms).")
+    isolation: Isolation = Field(description="Confinement of the REPL that answered.")
+    protected: bool = Field(description="False when verdict-forging commands were allowed.")
+    lean_toolchain: str | None = Field(description="The worker's `lean-toolchain` line.")
+    code_sha256: str = Field(description="sha256 of the submitted code (UTF-8).")
 
 
 class AuditRequest(Frozen):
@@ -394,13 +400,13 @@ class AuditedDeclaration(Frozen):
     (`verified`), its axioms, the flagged ones (outside the allowlist) and whether it uses
     `sorry` (`sorryAx` among its axioms)."""
 
-    name: str | None
-    kind: str
-    start: Position
-    verified: bool
-    uses_sorry: bool | None
-    axioms: list[str] | None
-    flagged: list[str]
+    name: str | None = Field(description="Declared name; null for `example` or an anonymous instance.")
+    kind: str = Field(description="Declaration keyword, e.g. `theorem`, `def`.")
+    start: Position = Field(description="Where it starts in the file.")
+    verified: bool = Field(description="Lean's `#print axioms` answered for it.")
+    uses_sorry: bool | None = Field(description="`sorryAx` is among its axioms; null when unverified.")
+    axioms: list[str] | None = Field(description="Its axioms; null when unverified.")
+    flagged: list[str] = Field(description="Axioms outside the allowed three.")
 
 
 class AuditResponse(EnvironmentIdentity, FailureSummary):
@@ -411,18 +417,18 @@ class AuditResponse(EnvironmentIdentity, FailureSummary):
     zero (`nothing_audited` when the file adds none). `unverified` lists the declarations whose
     axioms could not be printed."""
 
-    verdict: Verdict
-    reasons: list[Reason]
-    declarations_added: int
-    declarations_audited: int
-    declarations: list[AuditedDeclaration]
-    unverified: list[AuditedDeclaration]
-    diagnostics: list[Diagnostic]
-    timings: Timings
-    isolation: Isolation
-    protected: bool
-    lean_toolchain: str | None
-    code_sha256: str
+    verdict: Verdict = Field(description="`lean.check`'s verdict, `accepted` only when every declaration was audited.")
+    reasons: list[Reason] = Field(description="Why it is not `accepted`, deciding reason first.")
+    declarations_added: int = Field(description="Declarations added of the audited kinds.")
+    declarations_audited: int = Field(description="Those whose axioms Lean printed.")
+    declarations: list[AuditedDeclaration] = Field(description="Every declaration the file adds.")
+    unverified: list[AuditedDeclaration] = Field(description="Those whose axioms could not be printed.")
+    diagnostics: list[Diagnostic] = Field(description="Every message Lean reported.")
+    timings: Timings = Field(description="Where the time went (ms).")
+    isolation: Isolation = Field(description="Confinement of the REPL that answered.")
+    protected: bool = Field(description="False when verdict-forging commands were allowed.")
+    lean_toolchain: str | None = Field(description="The worker's `lean-toolchain` line.")
+    code_sha256: str = Field(description="sha256 of the submitted code (UTF-8).")
 
 
 #: A caller's session name: states opened under one session are reachable only from it.
@@ -441,8 +447,8 @@ class ProofStateRequest(Frozen):
     environment: ProfileId
     code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A Lean file with a `sorry`.")
     position: Position | None = Field(default=None, description="Where the chosen `sorry` starts; needed when there are several.")
-    session: SessionName = "default"
-    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+    session: SessionName = Field(default="default", description="The caller's session; its states are reachable only from it.")
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = Field(default=None, description="Budget in seconds (at most 300).")
 
 
 class ProofStateResponse(EnvironmentIdentity):
@@ -450,15 +456,15 @@ class ProofStateResponse(EnvironmentIdentity):
     its worker is recycled), its goals, Lean's messages on the file, and every `sorry` of the
     file with its goal (the chosen one is `position`)."""
 
-    state_id: str
-    session: str
-    position: Position | None
-    goals: list[Goal]
-    diagnostics: list[Diagnostic]
-    sorries: list[SorryGoal]
-    ttl_s: float
-    protected: bool
-    timings: Timings
+    state_id: str = Field(description="The new state's id, for `lean.proof.step`.")
+    session: str = Field(description="The session that owns it.")
+    position: Position | None = Field(description="Where the chosen `sorry` starts.")
+    goals: list[Goal] = Field(description="The goals at the `sorry`.")
+    diagnostics: list[Diagnostic] = Field(description="Lean's messages on the file.")
+    sorries: list[SorryGoal] = Field(description="Every `sorry` of the file with its goal.")
+    ttl_s: float = Field(description="Idle seconds before the state expires.")
+    protected: bool = Field(description="False when verdict-forging commands were allowed.")
+    timings: Timings = Field(description="Where the time went (ms).")
 
 
 class ProofStepRequest(Frozen):
@@ -468,10 +474,10 @@ class ProofStepRequest(Frozen):
     `case` blocks are known REPL limits (repl#43, repl#25)."""
 
     environment: ProfileId
-    state_id: StateId
-    tactic: Annotated[str, StringConstraints(min_length=1, max_length=16 * 1024)]
-    session: SessionName = "default"
-    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+    state_id: StateId = Field(description="The state to run on.")
+    tactic: Annotated[str, StringConstraints(min_length=1, max_length=16 * 1024)] = Field(description="One tactic, as Lean source.")
+    session: SessionName = Field(default="default", description="The session that owns the state.")
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = Field(default=None, description="Budget in seconds (at most 300).")
 
 
 class StepStatus(StrEnum):
@@ -489,9 +495,9 @@ class StepMessage(Frozen):
     """A message Lean reported on a tactic step; the REPL gives tactic-mode messages no
     position (it writes 0:0), so none is kept. `suggestions` as `Diagnostic.suggestions`."""
 
-    severity: Literal["error", "warning", "info", "trace"]
-    text: str
-    suggestions: list[str] | None = None
+    severity: Literal["error", "warning", "info", "trace"] = Field(description="Lean's message severity.")
+    text: str = Field(description="The message as Lean wrote it.")
+    suggestions: list[str] | None = Field(default=None, description="For an unknown name: close catalog names, best first.")
 
 
 class ProofStepResponse(EnvironmentIdentity):
@@ -499,28 +505,28 @@ class ProofStepResponse(EnvironmentIdentity):
     goals, Lean's messages, and Lean's own status line (`proof_status`, the REPL's
     `proofStatus`, or the refusal's text)."""
 
-    state_id: str | None
-    previous_state_id: str
-    status: StepStatus
-    goals: list[Goal]
-    messages: list[StepMessage]
-    proof_status: str
-    timings: Timings
+    state_id: str | None = Field(description="The new state's id; null when Lean refused the tactic.")
+    previous_state_id: str = Field(description="The state the tactic ran on (still open).")
+    status: StepStatus = Field(description="Where the proof stands after the tactic.")
+    goals: list[Goal] = Field(description="Goals of the new state.")
+    messages: list[StepMessage] = Field(description="Lean's messages on the tactic.")
+    proof_status: str = Field(description="The REPL's `proofStatus`, or the refusal's text.")
+    timings: Timings = Field(description="Where the time went (ms).")
 
 
 class ProofCloseRequest(Frozen):
     """Release an open state (`lean.proof.close`)."""
 
     environment: ProfileId
-    state_id: StateId
-    session: SessionName = "default"
+    state_id: StateId = Field(description="The state to release.")
+    session: SessionName = Field(default="default", description="The session that owns the state.")
 
 
 class ProofCloseResponse(Frozen):
     """The state that was released and how many states stay open in the session."""
 
-    state_id: str
-    open_states: int
+    state_id: str = Field(description="The released state.")
+    open_states: int = Field(description="States still open in the session.")
 
 
 class ProofStepsRequest(Frozen):
@@ -531,9 +537,11 @@ class ProofStepsRequest(Frozen):
 
     environment: ProfileId
     code: Annotated[str, StringConstraints(min_length=1)] = Field(description="A complete Lean file.")
-    theorem: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = None
-    include_theorems: bool = False
-    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+    theorem: Annotated[str, StringConstraints(min_length=1, max_length=1024)] | None = Field(
+        default=None, description="The declaration whose proof to show; optional when the file declares one."
+    )
+    include_theorems: bool = Field(default=False, description="Also give the signatures of the constants the tactics use.")
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = Field(default=None, description="Budget in seconds (at most 300).")
 
 
 class TacticStep(Frozen):
@@ -541,11 +549,11 @@ class TacticStep(Frozen):
     before and after it, each with its full context (as the infoview shows it); a tactic that
     closes its goal has the other goals, or none, after it."""
 
-    tactic: str
-    start: Position
-    end: Position
-    goals_before: list[Goal]
-    goals_after: list[Goal]
+    tactic: str = Field(description="The tactic's source text.")
+    start: Position = Field(description="Where it starts in the file.")
+    end: Position = Field(description="Where it ends.")
+    goals_before: list[Goal] = Field(description="Every goal before it.")
+    goals_after: list[Goal] = Field(description="Every goal after it.")
 
 
 class TreeTactic(Frozen):
@@ -554,20 +562,20 @@ class TreeTactic(Frozen):
     `subgoals` box each), or `unchanged`; `new_hypotheses` those its new goal(s) have that its
     goal had not; `have_boxes` the sub-proofs written inside it (a `have ... := by ...`)."""
 
-    tactic: str
-    start: Position
-    outcome: Literal["closed", "transformed", "split", "unchanged"]
-    new_goal: Goal | None
-    new_hypotheses: list[str]
-    subgoals: list[ProofBox]
-    have_boxes: list[ProofBox]
+    tactic: str = Field(description="The tactic's source text.")
+    start: Position = Field(description="Where it starts in the file.")
+    outcome: Literal["closed", "transformed", "split", "unchanged"] = Field(description="What it did to its goal.")
+    new_goal: Goal | None = Field(description="The one new goal (`transformed`); else null.")
+    new_hypotheses: list[str] = Field(description="Hypotheses its new goals have that its goal had not.")
+    subgoals: list[ProofBox] = Field(description="One box per new goal (`split`).")
+    have_boxes: list[ProofBox] = Field(description="Sub-proofs written inside it (`have ... := by`).")
 
 
 class ProofBox(Frozen):
     """A goal and the tactics that work on it, in order."""
 
-    goal: Goal
-    tactics: list[TreeTactic]
+    goal: Goal = Field(description="The goal.")
+    tactics: list[TreeTactic] = Field(description="The tactics working on it, in order.")
 
 
 class ProofStepsResponse(EnvironmentIdentity):
@@ -577,15 +585,15 @@ class ProofStepsResponse(EnvironmentIdentity):
     with `used_theorems` (`"<kind> <name> : <type>"` from the catalog) and `not_in_catalog`
     (used constants the catalog does not hold, e.g. declared in the file)."""
 
-    theorem: str
-    initial_hypotheses: list[str]
-    steps: list[TacticStep]
-    tree: ProofBox | None
-    diagnostics: list[Diagnostic]
-    used_constants: list[str] | None
-    used_theorems: list[str] | None
-    not_in_catalog: list[str] | None
-    protected: bool
-    timings: Timings
+    theorem: str = Field(description="The declaration whose proof is shown.")
+    initial_hypotheses: list[str] = Field(description="Hypotheses of its first goal.")
+    steps: list[TacticStep] = Field(description="Tactics in source order (`lean.proof.steps`; else empty).")
+    tree: ProofBox | None = Field(description="Nested goal boxes (`lean.proof.tree`; else null).")
+    diagnostics: list[Diagnostic] = Field(description="Lean's messages on the file.")
+    used_constants: list[str] | None = Field(description="Constants the tactics use; null without `include_theorems`.")
+    used_theorems: list[str] | None = Field(description="`<kind> <name> : <type>` per used constant in the catalog.")
+    not_in_catalog: list[str] | None = Field(description="Used constants the catalog does not hold.")
+    protected: bool = Field(description="False when verdict-forging commands were allowed.")
+    timings: Timings = Field(description="Where the time went (ms).")
 
 TreeTactic.model_rebuild()

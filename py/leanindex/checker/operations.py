@@ -449,7 +449,7 @@ class TargetSequential(_TargetOperation):
 
         raws = await run.pool.run(worker, worker.check_sequence, [c.text for c in commands], run.timeout_s, accepts)
         results = []
-        for command, raw in zip(commands, raws):
+        for command, raw in zip(commands, raws, strict=True):
             decision = decide_raw(raw, protect)
             results.append(
                 unit_verdict(

@@ -145,7 +145,6 @@ def _build(steps: list[TacticStep]) -> ProofBox | None:
         return None
     root = _OpenBox(top[0].goals_before[0])
     open_boxes = [root]
-    built: dict[int, list[_OpenBox]] = {}
     for step, inner in sequence:
         if not step.goals_before:
             continue

@@ -30,11 +30,12 @@ from pydantic import ValidationError
 from ..errors import ErrorCode, LeanIndexError
 from ..lake.tools import LakeEnvironment
 from .config import CheckerConfig
-from .fence import FencePlan, probe_command as fence_probe_command, read_fence, synced
-from .forbidden import ForbiddenUse, find_forbidden
 from .failures import timeout_details
-from .models import StatementFence
+from .fence import FencePlan, read_fence, synced
+from .fence import probe_command as fence_probe_command
+from .forbidden import ForbiddenUse, find_forbidden
 from .isolation import Sandbox, make_sandbox
+from .models import StatementFence
 from .probe import ProbeResult, Survey, probe_command, read_probe, survey
 from .replies import parse_command_response
 

@@ -9,6 +9,7 @@ from ..errors import OUTCOME_EXIT, Outcome
 from . import main
 from .output import handles_errors, stderr, stdout
 
+
 @main.group()
 def api() -> None:
     """The public contracts as files (JSON Schemas under api/)."""

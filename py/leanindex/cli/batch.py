@@ -26,10 +26,10 @@ from typing import Any
 import click
 
 from ..checker import Checker, CheckerConfig
-from ..checker.checker import CloseNames
 from ..checker.backend import CheckerBackend
 from ..checker.batch import ending
 from ..checker.batchfile import BatchRunReport, RequestReader, ResultLog, count_lines
+from ..checker.checker import CloseNames
 from ..engine import Engine
 from ..errors import OUTCOME_EXIT, Outcome
 from . import main

@@ -9,12 +9,13 @@ import click
 
 from ..catalog.builder import build_catalog
 from ..catalog.cleanup import clean_unless_building
-from ..catalog.diff import DIFF_CATEGORIES, CatalogDiff, DeclarationDiff, diff_catalog, diff_declarations, open_verified
+from ..catalog.diff import CatalogDiff, diff_catalog
 from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import Manifest, read_manifest
 from ..catalog.pinned import pin_manifest
 from ..catalog.stream import iter_lines
 from ..catalog.verify import verify_catalog
+from ..engine.diff import DIFF_CATEGORIES, DeclarationDiff, diff_declarations, open_verified
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from ..lake.build import ProfileBuild, build_profile
 from ..models import display_profile

@@ -26,9 +26,19 @@ from pydantic import ValidationError
 
 from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
 from ..checker.audit import project_files
-from ..checker.models import MAX_TIMEOUT_S, AuditRequest, AuditResponse, ProofStepsRequest, Reference, TargetCheckRequest, TargetCheckResponse, TargetMode, Verdict
-from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
+from ..checker.models import (
+    MAX_TIMEOUT_S,
+    AuditRequest,
+    AuditResponse,
+    ProofStepsRequest,
+    Reference,
+    TargetCheckRequest,
+    TargetCheckResponse,
+    TargetMode,
+    Verdict,
+)
 from ..engine import Engine
+from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from ..models import InspectRequest, InspectResponse
 from ..service.tools import render_audit, render_proof_steps
 from ..service.tools import render_target as render_target_text
@@ -342,9 +352,9 @@ def audit(
 
         responses = run_once(lambda: checker.run_sync(audit_all, requests))
     if as_json:
-        emit_json({"files": [{"path": str(path), "audit": response.model_dump(mode="json")} for path, response in zip(files, responses)]})
+        emit_json({"files": [{"path": str(path), "audit": response.model_dump(mode="json")} for path, response in zip(files, responses, strict=True)]})
     else:
-        for path, response in zip(files, responses):
+        for path, response in zip(files, responses, strict=True):
             stdout.print(f"== {path}", markup=False)
             stdout.print(render_audit(response), markup=False)
     worst = max(_VERDICT_ORDER.index(response.verdict) for response in responses)

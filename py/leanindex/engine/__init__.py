@@ -20,7 +20,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..catalog.diff import DeclarationDiff, DiffRequest, diff_declarations
 from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
 from ..errors import ErrorCode, LeanIndexError
 from ..home import resolve_root
@@ -34,6 +33,7 @@ from ..models import (
     SearchResponse,
     display_profile,
 )
+from .diff import DeclarationDiff, DiffRequest, diff_declarations
 from .inspect import inspect as _inspect
 from .loaded import LoadedCatalog
 from .search import search as _search
@@ -208,7 +208,7 @@ class Engine:
     def diff(self, request: DiffRequest) -> DeclarationDiff:
         """Per-declaration changes from `request.older` to `request.newer`, two served profiles
         whose catalogs are verified and leased for the call; see
-        `leanindex.catalog.diff.diff_declarations` for the rules, pages and errors (and, from
+        `leanindex.engine.diff.diff_declarations` for the rules, pages and errors (and, from
         here, `unknown_environment`, `catalog_unavailable`, `digest_mismatch`)."""
         with self.lease(request.older) as older, self.lease(request.newer) as newer:
             return diff_declarations(

@@ -184,7 +184,7 @@ def reasons(
         criteria.insert(0, [f"name_hit={NAME_HITS[hit]}" for hit in (np.asarray(keys, dtype=np.int64) // index.size).tolist()])
     if scores is not None:
         criteria.insert(0, [f"bm25={score:.4f}" for score in np.asarray(scores, dtype=np.float64).tolist()])
-    return [[_reason(value) for value in values] for values in zip(*criteria)]
+    return [[_reason(value) for value in values] for values in zip(*criteria, strict=True)]
 
 
 @functools.lru_cache(maxsize=4096)

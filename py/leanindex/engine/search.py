@@ -26,8 +26,8 @@ from ..models import (
 )
 from ..names import printed_namespace
 from ..records import Kind, SourceRange
-from .cursor import decode_cursor, encode_cursor
 from . import relevance
+from .cursor import decode_cursor, encode_cursor
 from .filters import EMPTY, FILTERS, InstancesOf, NameContains, SearchFilter, Text, TypeConstants, UsesConstants
 from .loaded import LoadedCatalog
 

@@ -111,7 +111,8 @@ class NameTable:
         lasts = list(by_last)
         codes, owners = _bigram_codes(lasts)
         starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.empty(0, dtype=np.int64)
-        postings = {int(code): ids.astype(np.int32) for code, ids in zip(codes[starts], np.split(owners, starts[1:]))}
+        # Not strict: with no bigram at all, `np.split` still gives one (empty) piece.
+        postings = {int(code): ids.astype(np.int32) for code, ids in zip(codes[starts], np.split(owners, starts[1:]), strict=False)}
         lengths = np.fromiter((len(last) for last in lasts), dtype=np.int32, count=len(lasts))
         return cls(names, namespaces, by_last, lasts, lengths, postings)
 

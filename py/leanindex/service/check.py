@@ -8,7 +8,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-
 T = TypeVar("T")
 
 async def unless_disconnected(pending: Awaitable[T], disconnected: Callable[[], Awaitable[bool]], poll_s: float = 0.2) -> T:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
-from http import HTTPStatus
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
 import h11

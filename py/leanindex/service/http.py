@@ -49,8 +49,8 @@ from pydantic import BaseModel
 
 from ..checker import CheckRequest, CheckResponse
 from ..checker.backend import CheckerBackend
-from ..catalog.diff import DIFF_LIMIT_MAX, ChangeCategory, DeclarationDiff, DiffRequest
 from ..engine import Engine
+from ..engine.diff import DIFF_LIMIT_MAX, ChangeCategory, DeclarationDiff, DiffRequest
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     DeclarationName,

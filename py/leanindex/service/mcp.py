@@ -26,6 +26,7 @@ from typing import Any
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
+
 from ..errors import ErrorCode, LeanIndexError
 from ..validation import parse_request
 from ..version import __version__

@@ -21,8 +21,8 @@ from starlette.middleware.cors import CORSMiddleware
 from ..errors import HTTP_STATUS, ErrorCode, ErrorResponse, LeanIndexError
 from ..validation import invalid_request
 from .config import ServiceConfig
-from .metrics import ServiceMetrics
 from .errorshape import install_error_shape
+from .metrics import ServiceMetrics
 from .middleware import (
     AccessMiddleware,
     BearerTokenMiddleware,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentsResponse
@@ -12,14 +14,14 @@ from ..models import EnvironmentsResponse
 class Health(Frozen):
     """`GET /healthz`: the process answers."""
 
-    status: Literal["ok"] = "ok"
+    status: Literal["ok"] = Field(default="ok", description="Always `ok`.")
 
 
 class Readiness(Frozen):
     """`GET /readyz` when ready: every listed profile verified against its manifest."""
 
-    ready: Literal[True] = True
-    environments: list[str]
+    ready: Literal[True] = Field(default=True, description="Always true (not ready is an error).")
+    environments: list[str] = Field(description="The verified profile ids.")
 
 
 def readiness(response: EnvironmentsResponse) -> Readiness:

@@ -38,14 +38,14 @@ from ..checker.models import (
     ProofStepsRequest,
     ProofStepsResponse,
     Reason,
+    StatementFence,
     TacticStep,
     TargetCheckRequest,
-    StatementFence,
     TargetCheckResponse,
     UnitVerdict,
 )
-from ..catalog.diff import DeclarationDiff, DiffRequest
 from ..engine import Engine
+from ..engine.diff import DeclarationDiff, DiffRequest
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     EnvironmentsRequest,
@@ -67,7 +67,7 @@ class ToolSpec:
     or raises `LeanIndexError` (which the transports turn into an error result). `render` turns
     a response into the compact text put beside the structured content. `http_route` is the
     HTTP API's route for the same call (`METHOD /path`, as `leanindex.service.http` declares
-    it; a test checks that the app has it). A tool that is not `enabled` on this server is
+    it; a test checks that the app has it), `client_method` the `leanindex.Client` method. A tool that is not `enabled` on this server is
     documented but not listed over MCP. The query tools do not list an output schema
     (`lists_output_schema`): it would cost agents several KB of context per tool, and the
     response models are in `api/models.schema.json`.
@@ -81,6 +81,8 @@ class ToolSpec:
     response_model: type[BaseModel]
     call: Callable[[Any], Awaitable[BaseModel]]
     render: Callable[[Any], str]
+    #: The `leanindex.Client` method answering the same call (a test checks that it exists).
+    client_method: str
     read_only: bool = True
     idempotent: bool = True
     enabled: bool = True
@@ -541,6 +543,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
     return [
         ToolSpec(
             name=SEARCH,
+            client_method="search",
             title="Search Lean declarations",
             description=SEARCH_DESCRIPTION,
             http_route="POST /v1/declarations/search",
@@ -552,6 +555,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         ),
         ToolSpec(
             name=INSPECT,
+            client_method="inspect",
             title="Inspect a Lean declaration",
             description=INSPECT_DESCRIPTION,
             http_route="GET /v1/declarations/{name}",
@@ -563,6 +567,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         ),
         ToolSpec(
             name=ENVIRONMENTS,
+            client_method="environments",
             title="List Lean environments",
             description=ENVIRONMENTS_DESCRIPTION,
             http_route="GET /v1/environments",
@@ -574,6 +579,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         ),
         ToolSpec(
             name=DIFF,
+            client_method="diff",
             title="What changed between two Lean environments",
             description=DIFF_DESCRIPTION,
             http_route="GET /v1/environments/{older}/diff/{newer}",
@@ -586,6 +592,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: c.check,
             name=CHECK,
+            client_method="check",
             title="Check a Lean file",
             description=CHECK_DESCRIPTION,
             http_route="POST /v1/check",
@@ -596,6 +603,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: c.check_batch,
             name=CHECK_BATCH,
+            client_method="check_batch",
             title="Check many Lean files",
             description=CHECK_BATCH_DESCRIPTION,
             http_route="POST /v1/check/batch",
@@ -606,6 +614,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: c.check_target,
             name=TARGET,
+            client_method="check_target",
             title="Check replacements for one Lean declaration",
             description=TARGET_DESCRIPTION,
             http_route="POST /v1/check/target",
@@ -616,6 +625,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: c.audit,
             name=AUDIT,
+            client_method="audit",
             title="Audit every declaration of a Lean file",
             description=AUDIT_DESCRIPTION,
             http_route="POST /v1/audit",
@@ -626,6 +636,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: c.proof_state,
             name=PROOF_STATE,
+            client_method="proof_state",
             title="Open a Lean proof state",
             description=PROOF_STATE_DESCRIPTION,
             http_route="POST /v1/proof/state",
@@ -638,6 +649,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: c.proof_step,
             name=PROOF_STEP,
+            client_method="proof_step",
             title="Run a tactic on a Lean proof state",
             description=PROOF_STEP_DESCRIPTION,
             http_route="POST /v1/proof/step",
@@ -650,6 +662,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: c.proof_close,
             name=PROOF_CLOSE,
+            client_method="proof_close",
             title="Close a Lean proof state",
             description=PROOF_CLOSE_DESCRIPTION,
             http_route="POST /v1/proof/close",
@@ -662,6 +675,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: lambda r: c.proof_steps(r, tree=False, inspect=inspect),
             name=PROOF_STEPS,
+            client_method="proof_steps",
             title="Goals before and after every tactic of a Lean proof",
             description=PROOF_STEPS_DESCRIPTION,
             http_route="POST /v1/proof/steps",
@@ -672,6 +686,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
         checker_tool(
             lambda c: lambda r: c.proof_steps(r, tree=True, inspect=inspect),
             name=PROOF_TREE,
+            client_method="proof_steps",
             title="A Lean proof as a tree of goals",
             description=PROOF_TREE_DESCRIPTION,
             http_route="POST /v1/proof/tree",
