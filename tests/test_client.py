@@ -181,3 +181,29 @@ def test_cli_text_answers_show_the_links(sample_root: Path) -> None:
     inspected = CliRunner().invoke(main, ["inspect", "-e", "SAMPLE", "Nat.add_comm", "--root", str(sample_root)])
     answer = engine_inspect(sample_root, "SAMPLE", "Nat.add_comm")
     assert inspected.exit_code == 0 and f"\nsource {answer.source_url}\n" in inspected.stdout
+
+
+def test_a_local_client_answers_through_the_servers_tools_and_gate(sample_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """`Client.local` calls the same tools as a server (so the same call gate): with the gate's
+    one slot taken, a search is `busy` as over HTTP, and the check tools say `check_disabled`
+    as on a server started without a checker."""
+    from leanindex.service import gate as gate_module
+
+    client = leanindex.Client.local(sample_root)
+    try:
+        with pytest.raises(LeanIndexError) as disabled:
+            client.check("SAMPLE", "theorem t : True := trivial")
+        assert disabled.value.code is ErrorCode.CHECK_DISABLED
+        real_run = gate_module.CallGate.run
+
+        async def refuse(self, fn, *args):  # a full gate answers busy before running anything
+            raise LeanIndexError(ErrorCode.BUSY, "server busy", {})
+
+        monkeypatch.setattr(gate_module.CallGate, "run", refuse)
+        with pytest.raises(LeanIndexError) as busy:
+            client.search("SAMPLE", name_contains="add")
+        assert busy.value.code is ErrorCode.BUSY
+        monkeypatch.setattr(gate_module.CallGate, "run", real_run)
+        assert client.search("SAMPLE", name_contains="add").total_matches > 0
+    finally:
+        client.close()

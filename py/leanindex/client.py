@@ -2,7 +2,7 @@
 
     from leanindex import Client
     client = Client("http://127.0.0.1:8000")          # a running `leanindex serve`
-    client = Client.local()       # no server (or Client.local("path/to/root")): the engine in this process
+    client = Client.local()       # no server (or Client.local("path/to/root")): the server's tools in this process
     client.search("CORE", name_contains="add_comm").to_pandas()
 
 Both modes have the same methods, take the same arguments, validate them with the shared request
@@ -12,6 +12,8 @@ with the server's error object (code, message, details) on a refusal or failure.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
@@ -45,6 +47,7 @@ from .engine import Engine
 from .engine.diff import DeclarationDiff, DiffRequest
 from .errors import ErrorCode, LeanIndexError
 from .models import (
+    EnvironmentsRequest,
     EnvironmentsResponse,
     ErrorResponse,
     InspectRequest,
@@ -145,37 +148,48 @@ def _error_from(response: httpx.Response) -> LeanIndexError:
         )
 
 
-def _no_local_checker() -> LeanIndexError:
-    return LeanIndexError(
-        ErrorCode.CHECK_DISABLED,
-        "a local client has no checker; check through a server started with --check (Client(base_url)) "
-        "or with leanindex.checker.Checker",
-        {},
-    )
-
-
 class _LocalBackend:
-    """Calls the engine in this process."""
+    """The server's own tools (`service.tools.server_tools`: the same calls, the same call gate
+    with its `busy` and `timeout` limits, the same errors) in this process, on the event loop
+    of a thread of their own, so a notebook's running loop is never entered. No checker: the
+    check tools raise `check_disabled` as on a server without one."""
 
     def __init__(self, root: str | Path | None):
+        from .service.config import ServiceConfig
+        from .service.gate import CallGate
+        from .service.tools import DIFF, ENVIRONMENTS, INSPECT, SEARCH, server_tools
+
         self.engine = Engine(root)
+        config = ServiceConfig()
+        tools = {spec.name: spec for spec in server_tools(self.engine, CallGate(config.max_concurrent, config.time_budget_s), None)}
+        self.search_tool, self.inspect_tool, self.environments_tool, self.diff_tool = (tools[n] for n in (SEARCH, INSPECT, ENVIRONMENTS, DIFF))
+        self.routes = {spec.http_route: spec for spec in tools.values()}
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="leanindex-client", daemon=True)
+        self.thread.start()
+
+    def _call(self, spec: Any, request: BaseModel) -> Any:
+        return asyncio.run_coroutine_threadsafe(spec.call(request), self.loop).result()
 
     def search(self, request: SearchRequest) -> SearchResponse:
-        return self.engine.search(request)
+        return self._call(self.search_tool, request)
 
     def inspect(self, request: InspectRequest) -> InspectResponse:
-        return self.engine.inspect(request)
+        return self._call(self.inspect_tool, request)
 
     def environments(self) -> EnvironmentsResponse:
-        return self.engine.environments()
+        return self._call(self.environments_tool, EnvironmentsRequest())
 
     def diff(self, request: DiffRequest) -> DeclarationDiff:
-        return self.engine.diff(request)
+        return self._call(self.diff_tool, request)
 
     def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
-        raise _no_local_checker()
+        return self._call(self.routes[f"POST {route}"], request)
 
     def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
         self.engine.close()
 
 
@@ -206,9 +220,11 @@ class Client:
 
     @classmethod
     def local(cls, root: str | Path | None = None) -> Client:
-        """A client that runs the query engine in this process on the catalogs under `root`
+        """A client that runs the server's tools in this process on the catalogs under `root`
         (holding `manifests/` and `catalog/`; None: the default root, `$LEANINDEX_ROOT` else the
-        user data folder, see `leanindex.home`); same methods and answers as over HTTP."""
+        user data folder, see `leanindex.home`): the same calls, call gate (`busy`, `timeout`),
+        answers and errors as over HTTP (`_LocalBackend`). It has no checker: the check
+        methods raise `check_disabled`."""
         client = cls.__new__(cls)
         client._backend = _LocalBackend(root)
         return client
