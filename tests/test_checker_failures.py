@@ -26,7 +26,7 @@ from leanindex.checker.models import (
 )
 from leanindex.engine.suggest import NameTable
 from leanindex.errors import ErrorCode, LeanIndexError
-from leanindex.service.tools import render_proof_step
+from leanindex.render import render_proof_step
 from test_service_check import build_test_profile
 
 TRANSCRIPTS = transcripts_dir()

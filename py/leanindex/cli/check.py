@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import click
 from pydantic import ValidationError
 
-from ..checker import Checker, CheckerConfig, CheckRequest, CheckResponse
+from ..checker import Checker, CheckerConfig, CheckRequest
 from ..checker.audit import project_files
 from ..checker.models import (
     MAX_TIMEOUT_S,
@@ -40,8 +40,7 @@ from ..checker.models import (
 from ..engine import Engine
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from ..models import InspectRequest, InspectResponse
-from ..service.tools import render_audit, render_proof_steps
-from ..service.tools import render_target as render_target_text
+from ..render import render_audit, render_check, render_proof_steps, render_target
 from ..validation import invalid_request
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
@@ -54,32 +53,6 @@ VERDICT_EXIT = {
     Verdict.INCOMPLETE: OUTCOME_EXIT[Outcome.INCOMPLETE],
     Verdict.REJECTED: OUTCOME_EXIT[Outcome.REJECTED],
 }
-
-
-def render(response: CheckResponse) -> None:
-    """Verdict, reasons, diagnostics, sorries and axioms, for people."""
-    colour = {"accepted": "green", "incomplete": "yellow", "rejected": "red"}[response.verdict.value]
-    cached = " (cached)" if response.cached else ""
-    unprotected = " · NOT PROTECTED (unsafe commands allowed)" if not response.protected else ""
-    stdout.print(
-        f"[bold {colour}]{response.verdict.value}[/]{cached} · {response.environment} · "
-        f"{response.timings.total_ms:.0f} ms{unprotected}"
-    )
-    if response.failure_class is not None:
-        stdout.print(f"  {response.failure_class.value}: {response.hint}", markup=False)
-    for reason in response.reasons:
-        where = f" at {reason.start.line}:{reason.start.column}" if reason.start else ""
-        stdout.print(f"  {reason.code.value} [{reason.failure_class.value}]{where}: {reason.message}", markup=False)
-    for d in response.diagnostics:
-        stdout.print(f"{d.start.line}:{d.start.column}: {d.severity}: {d.text}", markup=False)
-        if d.suggestions:
-            stdout.print(f"  did you mean: {', '.join(d.suggestions)}", markup=False)
-    for s in response.sorries:
-        where = f"{s.start.line}:{s.start.column}" if s.start else "?"
-        stdout.print(f"sorry at {where}: {s.goal}", markup=False)
-    for entry in response.axioms:
-        flagged = f"  flagged: {', '.join(entry.flagged)}" if entry.flagged else ""
-        stdout.print(f"axioms of {entry.name}: {', '.join(entry.axioms) or 'none'}{flagged}", markup=False)
 
 
 @contextmanager
@@ -221,7 +194,7 @@ def check(
     if as_json:
         emit_json(response)
     else:
-        render(response)
+        stdout.print(render_check(response), markup=False)
     raise SystemExit(VERDICT_EXIT[response.verdict])
 
 
@@ -235,11 +208,6 @@ def target_exit(response: TargetCheckResponse) -> int:
     ranks = [_VERDICT_ORDER.index(unit.verdict) for unit in response.results]
     rank = min(ranks) if response.mode is TargetMode.TARGET else max(ranks)
     return VERDICT_EXIT[_VERDICT_ORDER[rank]]
-
-
-def render_target(response: TargetCheckResponse) -> None:
-    """Each result's verdict, reasons, diagnostics and sorries, for people."""
-    stdout.print(render_target_text(response), markup=False)
 
 
 @main.command("check-target")
@@ -284,7 +252,7 @@ def check_target(
     if as_json:
         emit_json(response)
     else:
-        render_target(response)
+        stdout.print(render_target(response), markup=False)
     raise SystemExit(target_exit(response))
 
 

@@ -28,10 +28,11 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 
 from ..errors import ErrorCode, LeanIndexError
+from ..render import render_error
 from ..validation import parse_request
 from ..version import __version__
 from .stdio import checked_stdio_server
-from .tools import ToolNaming, ToolSpec, render_error
+from .tools import ToolNaming, ToolSpec
 
 SERVER_NAME = "leanindex"
 

@@ -9,7 +9,6 @@ for HTTP, one route in `leanindex.service.http`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -18,17 +17,12 @@ from pydantic import BaseModel
 
 from ..checker import CheckRequest, CheckResponse
 from ..checker.backend import CheckerBackend
-from ..checker.goals import Goal
 from ..checker.models import (
     MAX_BATCH_ITEMS,
     AuditRequest,
     AuditResponse,
     BatchCheckRequest,
     BatchCheckResponse,
-    Diagnostic,
-    FailureSummary,
-    FenceStatus,
-    ProofBox,
     ProofCloseRequest,
     ProofCloseResponse,
     ProofStateRequest,
@@ -37,12 +31,8 @@ from ..checker.models import (
     ProofStepResponse,
     ProofStepsRequest,
     ProofStepsResponse,
-    Reason,
-    StatementFence,
-    TacticStep,
     TargetCheckRequest,
     TargetCheckResponse,
-    UnitVerdict,
 )
 from ..engine import Engine
 from ..engine.diff import DeclarationDiff, DiffRequest
@@ -54,7 +44,20 @@ from ..models import (
     InspectResponse,
     SearchRequest,
     SearchResponse,
-    inspect_details,
+)
+from ..render import (
+    render_audit,
+    render_check,
+    render_check_batch,
+    render_diff,
+    render_environments,
+    render_inspect,
+    render_proof_close,
+    render_proof_state,
+    render_proof_step,
+    render_proof_steps,
+    render_search,
+    render_target,
 )
 from .gate import CallGate
 
@@ -123,90 +126,11 @@ other tools), its Lean and Mathlib revisions, imports, declaration counts, where
 from (`source`) and which fields that source only approximates, and whether it verified."""
 
 
-def render_environments(response: EnvironmentsResponse) -> str:
-    """One line per environment: id, counts, revisions, source and approximate fields, or the
-    problem that keeps it from serving."""
-    lines = []
-    for env in response.environments:
-        if not env.verified:
-            lines.append(f"{env.environment}: not serving ({env.problem.code.value if env.problem else 'unverified'})")
-            continue
-        approximate = f", approximate: {', '.join(env.approximate_fields)}" if env.approximate_fields else ""
-        lines.append(
-            f"{env.environment}: {env.visible_count} visible of {env.declaration_count} declarations | lean {env.lean_version or '-'}"
-            f" | mathlib {env.mathlib_commit or '-'} | source {env.source or '-'}{approximate}"
-        )
-    return "\n".join(lines) or "no environment is served here"
-
-
 DIFF_DESCRIPTION = """\
 What changed between two served Lean environments (older, newer: see lean.environments), per
 declaration: counts of added, removed, retyped (printed type changed), deprecated and renamed
 (old name kept as a deprecated alias of an added one), then a page of the changes. A count is
 null when the catalogs do not record it (not_recorded says why). Pass next_cursor as after."""
-
-
-def render_diff(response: DeclarationDiff) -> str:
-    """Both sides and the counts on the first lines, then one line per change:
-    `category name | type before -> after | deprecated_to since`; the next cursor last."""
-    counts = ", ".join(f"{c} {'not recorded' if n is None else n}" for c, n in response.counts.items())
-    lines = [
-        f"{response.older.profile} (lean {response.older.lean_version}) -> {response.newer.profile} (lean {response.newer.lean_version}): {counts}",
-        *(f"not recorded: {reason}" for reason in sorted(set(response.not_recorded.values()))),
-    ]
-    for change in response.changes:
-        lines.append(" | ".join([f"{change.category} {change.name}", *change.details()]))
-    if response.next_cursor is not None:
-        lines.append(f"next_cursor {response.next_cursor}")
-    return "\n".join(lines)
-
-
-def _lean_line(response: Any) -> str:
-    lean = f" lean {response.lean_version}" if response.lean_version else ""
-    return f"{response.environment}{lean}"
-
-
-def render_search(response: SearchResponse) -> str:
-    """Stop reason and counts on the first line, then one line per result:
-    `name | kind | type | module | source_url | doc_url` (`-` for null); unknown constants and
-    the next cursor last."""
-    lines = [
-        f"{response.stop_reason.value} {response.completeness.value}: {len(response.results)} shown, "
-        f"total_matches {response.total_matches}, hidden_matches {response.hidden_matches} ({_lean_line(response)})"
-    ]
-    lines.extend(
-        f"{r.name} | {r.kind.value} | {r.type} | {r.module or '-'} | {r.source_url or '-'} | {r.doc_url or '-'}"
-        for r in response.results
-    )
-    lines.extend(f"{r.given} resolved to {r.resolved}" for r in response.resolved_constants)
-    if response.suggestions:
-        lines.append(f"no visible name contains that; close names: {', '.join(response.suggestions)}")
-    for unknown in response.unknown_constants:
-        hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
-        lines.append(f"no declaration's type mentions {unknown.name}{hint}")
-    if response.approximate_fields:
-        lines.append(f"approximate in this catalog ({response.source}): {', '.join(response.approximate_fields)}")
-    if response.next_cursor:
-        lines.append(f"next_cursor {response.next_cursor}")
-    return "\n".join(lines)
-
-
-def render_inspect(response: InspectResponse) -> str:
-    """`name : type`, then kind, module, lines and environment, the source and doc links (when
-    known), then the optional parts (flags that are set, universes, type constants, docstring),
-    one line each."""
-    where = f" | lines {response.range.start.line}-{response.range.end.line}" if response.range else ""
-    # doc-gen4 types are signatures (binders, then `: type`), not Pi types.
-    signature = "type" in response.approximate_fields
-    lines = [
-        f"{response.name} {response.type}" if signature else f"{response.name} : {response.type}",
-        f"{response.kind.value} | {response.module or '-'}{where} | {_lean_line(response)}",
-    ]
-    lines.extend(f"{label} {url}" for label, url in (("source", response.source_url), ("docs", response.doc_url)) if url)
-    lines.extend(inspect_details(response))
-    if response.doc:
-        lines.append(response.doc)
-    return "\n".join(lines)
 
 
 CHECK_DESCRIPTION = """\
@@ -228,62 +152,6 @@ identical to the reference's, else `rejected` with `statement_changed` (`fence` 
 signatures and the first differing subterm)."""
 
 
-def _render_fence(fence: list[StatementFence], indent: str = "") -> list[str]:
-    lines = []
-    for entry in fence:
-        lines.append(f"{indent}fence {entry.name}: {entry.status.value}")
-        if entry.status is not FenceStatus.SAME:
-            if entry.submitted:
-                lines.append(f"{indent}  submitted: {entry.submitted}")
-            if entry.reference:
-                lines.append(f"{indent}  reference: {entry.reference}")
-            if entry.first_difference:
-                lines.append(f"{indent}  first difference: {entry.first_difference[0]}  vs  {entry.first_difference[1]}")
-    return lines
-
-
-def _render_failure(response: FailureSummary, indent: str = "") -> list[str]:
-    """`failure <class>: <hint>` for a non-accepted verdict; nothing for `accepted`."""
-    return [f"{indent}failure {response.failure_class.value}: {response.hint}"] if response.failure_class else []
-
-
-def _render_reasons(reasons: list[Reason], indent: str = "") -> list[str]:
-    lines = []
-    for reason in reasons:
-        where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
-        lines.append(f"{indent}reason {reason.code.value} [{reason.failure_class.value}]{where}: {reason.message}")
-    return lines
-
-
-def _render_diagnostics(diagnostics: list[Diagnostic], indent: str = "") -> list[str]:
-    """One line per diagnostic (`severity line:column: text`), then its `suggestions` if any."""
-    lines = []
-    for d in diagnostics:
-        lines.append(f"{indent}{d.severity} {d.start.line}:{d.start.column}: {d.text}")
-        if d.suggestions:
-            lines.append(f"{indent}  did you mean: {', '.join(d.suggestions)}")
-    return lines
-
-
-def render_check(response: CheckResponse) -> str:
-    """The verdict and environment first, then one line per reason, diagnostic, sorry and
-    flagged axiom set (positions as `line:column`)."""
-    cached = " (cached)" if response.cached else ""
-    protected = "" if response.protected else " NOT PROTECTED"
-    lines = [f"{response.verdict.value}{cached}{protected} ({response.environment}, {response.timings.total_ms:.0f} ms)"]
-    lines.extend(_render_failure(response))
-    lines.extend(_render_reasons(response.reasons))
-    lines.extend(_render_diagnostics(response.diagnostics))
-    for s in response.sorries:
-        where = f"{s.start.line}:{s.start.column}" if s.start else "?"
-        lines.append(f"sorry {where}: {s.goal}")
-    for entry in response.axioms:
-        if entry.flagged:
-            lines.append(f"axioms {entry.name}: flagged {', '.join(entry.flagged)} (all: {', '.join(entry.axioms)})")
-    lines.extend(_render_fence(response.fence))
-    return "\n".join(lines)
-
-
 CHECK_BATCH_DESCRIPTION = f"""\
 Check up to {MAX_BATCH_ITEMS} complete Lean 4 files at once, concurrently on the server's warm REPLs
 (or its Ray cluster). `items`: [{{id, environment, code, timeout_s?, reference?}}], each a lean.check
@@ -294,21 +162,6 @@ and another answered. `counts` sums accepted / incomplete / rejected / error. Fo
 several batches (or use `leanindex check-batch` on a JSON-lines file)."""
 
 
-def render_check_batch(response: BatchCheckResponse) -> str:
-    """The counts first, then one line per item: `id: verdict` with its reasons' codes, or
-    `id: error code: message`."""
-    counts = response.counts
-    lines = [", ".join(f"{counts.get(k, 0)} {k}" for k in ("accepted", "incomplete", "rejected", "error"))]
-    for result in response.results:
-        if result.response is not None:
-            reasons = ", ".join(r.code.value for r in result.response.reasons)
-            lines.append(f"{result.id}: {result.response.verdict.value}" + (f" ({reasons})" if reasons else ""))
-        else:
-            assert result.error is not None
-            lines.append(f"{result.id}: error {result.error.code}: {result.error.message}")
-    return "\n".join(lines)
-
-
 AUDIT_DESCRIPTION = """\
 Audit a complete Lean 4 file: it is checked as lean.check does, then every declaration it adds
 is listed with its kind, whether it uses sorry, and its axioms (non-standard ones flagged).
@@ -316,28 +169,6 @@ is listed with its kind, whether it uses sorry, and its axioms (non-standard one
 unless the two agree and are above zero (`nothing_audited` for a file that adds nothing), and
 `unverified` lists declarations whose axioms could not be printed (`example`s, anonymous
 instances: name them). A tool failure is an error result, never a verdict."""
-
-
-def render_audit(response: AuditResponse) -> str:
-    """The verdict and counts first, the reasons, then one line per declaration (position, kind,
-    name, sorry, axioms with the flagged ones), then Lean's errors."""
-    protected = "" if response.protected else " NOT PROTECTED"
-    lines = [
-        f"{response.verdict.value}{protected} ({response.environment}, {response.declarations_audited} of "
-        f"{response.declarations_added} declarations audited, {response.timings.total_ms:.0f} ms)"
-    ]
-    lines.extend(_render_failure(response))
-    lines.extend(_render_reasons(response.reasons))
-    for decl in response.declarations:
-        where = f"{decl.start.line}:{decl.start.column}"
-        if not decl.verified:
-            lines.append(f"{where} {decl.kind} {decl.name or '(anonymous)'}: UNVERIFIED (axioms not printed)")
-            continue
-        sorry = " uses sorry" if decl.uses_sorry else ""
-        flagged = f" flagged {', '.join(decl.flagged)}" if decl.flagged else ""
-        lines.append(f"{where} {decl.kind} {decl.name}:{sorry}{flagged} axioms [{', '.join(decl.axioms or [])}]")
-    lines.extend(_render_diagnostics([d for d in response.diagnostics if d.severity == "error"]))
-    return "\n".join(lines)
 
 
 TARGET_DESCRIPTION = """\
@@ -352,33 +183,6 @@ the file's lines, sorries with goals, axioms). `mode: "sequential"` (no target, 
 checks every command of the file in order and extends the environment only past `accepted`
 ones (`extended`). `reference` (target mode) fences the target's statement as lean.check's does.
 A tool failure (timeout, busy, dead REPL) is an error result."""
-
-
-def _render_unit(unit: UnitVerdict) -> list[str]:
-    label = f"candidate {unit.candidate}" if unit.candidate is not None else f"{unit.name or '-'} (line {unit.start.line})"
-    extended = " extended" if unit.extended else ""
-    lines = [f"{label}: {unit.verdict.value}{extended} ({unit.check_ms:.0f} ms)"]
-    lines.extend(_render_failure(unit, "  "))
-    lines.extend(_render_reasons(unit.reasons, "  "))
-    lines.extend(_render_diagnostics(unit.diagnostics, "  "))
-    for s in unit.sorries:
-        where = f"{s.start.line}:{s.start.column}" if s.start else "?"
-        lines.append(f"  sorry {where}: {s.goal}")
-    lines.extend(_render_fence(unit.fence, "  "))
-    return lines
-
-
-def render_target(response: TargetCheckResponse) -> str:
-    """The mode, target and reuse first, the prefix's diagnostics, then each result with its
-    reasons, diagnostics and sorries (positions as `line:column` in the file)."""
-    protected = "" if response.protected else " NOT PROTECTED"
-    what = f"target {response.target}" if response.target else "sequential"
-    reused = "reused environment" if response.reused else f"prepared environment in {response.prepare_ms:.0f} ms"
-    lines = [f"{what}{protected} ({response.environment}, {reused}, {response.timings.total_ms:.0f} ms)"]
-    lines.extend(f"prefix {line}" for line in _render_diagnostics(response.prefix_diagnostics))
-    for unit in response.results:
-        lines.extend(_render_unit(unit))
-    return "\n".join(lines)
 
 
 PROOF_STATE_DESCRIPTION = """\
@@ -403,34 +207,6 @@ Release an open proof state (from lean.proof.state or lean.proof.step) of `sessi
 unknown_proof_state afterwards."""
 
 
-def _render_goals(goals: list[Goal]) -> list[str]:
-    return [goal.text for goal in goals] or ["no goals"]
-
-
-def render_proof_state(response: ProofStateResponse) -> str:
-    """`state <id>` with the environment, then each goal as Lean printed it."""
-    where = f" at {response.position.line}:{response.position.column}" if response.position else ""
-    return "\n".join([f"state {response.state_id}{where} ({response.environment}, session {response.session})", *_render_goals(response.goals)])
-
-
-def render_proof_step(response: ProofStepResponse) -> str:
-    """The status and new state id, Lean's messages, then the goals."""
-    head = f"{response.status.value} state {response.state_id or '-'} (from {response.previous_state_id}): {response.proof_status}"
-    lines = [head]
-    for m in response.messages:
-        lines.append(f"{m.severity}: {m.text}")
-        if m.suggestions:
-            lines.append(f"  did you mean: {', '.join(m.suggestions)}")
-    if response.state_id is not None:
-        lines.extend(_render_goals(response.goals))
-    return "\n".join(lines)
-
-
-def render_proof_close(response: ProofCloseResponse) -> str:
-    """`closed <id>` and the states left open in the session."""
-    return f"closed {response.state_id}; {response.open_states} open in the session"
-
-
 PROOF_STEPS_DESCRIPTION = """\
 The tactics of a complete proof, as the infoview shows them: for every tactic in source order,
 its text and position and the goals before and after it (each goal with case, hypotheses and
@@ -444,45 +220,6 @@ The same proof as lean.proof.steps, as a tree of goal boxes: a box is a goal and
 working on it; each tactic `closed` its goal, `transformed` it (`new_goal`, `new_hypotheses`),
 `split` it (`subgoals`, one box each) or left it `unchanged`, and sub-proofs written inside it
 (`have ... := by ...`) are its `have_boxes`. Same inputs as lean.proof.steps."""
-
-
-def _render_step(step: TacticStep) -> list[str]:
-    after = " | ".join(g.target for g in step.goals_after) or "no goals"
-    before = " | ".join(g.target for g in step.goals_before) or "no goals"
-    return [f"{step.start.line}:{step.start.column} {step.tactic}", f"  before: {before}", f"  after: {after}"]
-
-
-def _render_box(box: ProofBox, depth: int) -> list[str]:
-    pad = "  " * depth
-    lines = [f"{pad}goal {box.goal.target}"]
-    for t in box.tactics:
-        extra = f" -> {t.new_goal.target}" if t.new_goal else ""
-        lines.append(f"{pad}  {t.tactic.splitlines()[0]}: {t.outcome}{extra}")
-        for child in [*t.have_boxes, *t.subgoals]:
-            lines.extend(_render_box(child, depth + 2))
-    return lines
-
-
-def render_proof_steps(response: ProofStepsResponse) -> str:
-    """The theorem, then each tactic with its goals' targets before and after (or the tree,
-    indented), then the used theorems."""
-    lines = [f"{response.theorem} ({response.environment})"]
-    for step in response.steps:
-        lines.extend(_render_step(step))
-    if response.tree is not None:
-        lines.extend(_render_box(response.tree, 0))
-    lines.extend(f"uses {line}" for line in response.used_theorems or [])
-    if response.not_in_catalog:
-        lines.append(f"not in the catalog: {', '.join(response.not_in_catalog)}")
-    return "\n".join(lines)
-
-
-def render_error(error: LeanIndexError) -> str:
-    """`error <code>: <message>`, then the details as one line of JSON when there are any."""
-    text = f"error {error.code.value}: {error.message}"
-    if error.details:
-        text += "\n" + json.dumps(error.details, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text
 
 
 ENVIRONMENTS = "lean.environments"
