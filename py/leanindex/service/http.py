@@ -13,9 +13,9 @@ of `errors.HTTP_STATUS`):
 - `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
   file), when the app was given a checker; 404 `check_disabled` otherwise;
 - `POST /v1/check/batch`, `/v1/check/target`, `/v1/audit`, `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`,
-  `/v1/proof/steps`, `/v1/proof/tree`: the
-  checker's other tools (`service.tools.CHECKER_ROUTED`), body the tool's request model, answer
-  its response model; errors and `check_disabled` as `/v1/check`;
+  `/v1/proof/steps`, `/v1/proof/tree`: the checker's other tools, and any tool whose POST route
+  is not written here, made from its `ToolSpec` (`_tool_routes`): body the tool's request
+  model, answer its response model; errors and `check_disabled` as `/v1/check`;
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
@@ -75,7 +75,7 @@ from .metrics import ServiceMetrics
 from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
-from .tools import CHECK, CHECKER_ROUTED, DIFF, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
+from .tools import CHECK, DIFF, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
 from .web import install_pages
 
 log = logging.getLogger("leanindex.http")
@@ -149,6 +149,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     app.state.tools = tools
     _declaration_routes(app, engine, tools, gate, metrics)
     _check_route(app, engine, tools)
+    _tool_routes(app, engine, tools)
     _operation_routes(app, engine, gate, metrics)
     install_pages(app, engine, tools, gate)
     app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
@@ -282,7 +283,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
 
 
 def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> None:
-    """`POST /v1/check`, then the routes of the checker's other tools (`CHECKER_ROUTED`)."""
+    """`POST /v1/check`."""
 
     @app.post(
         "/v1/check",
@@ -304,35 +305,47 @@ def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> No
         _label(engine, request, body.environment)
         return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
 
-    def checker_route(spec: ToolSpec) -> None:
-        """The POST route of one of the checker's tools after `lean.check` (`spec.http_route`):
-        body `spec.request_model`, answer `spec.response_model`; a client that disconnects
-        gives up its queued request; 404 `check_disabled` without a checker."""
+
+def _tool_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> None:
+    """The POST route of every tool whose route is not written above (`spec.http_route`):
+    body `spec.request_model`, answer `spec.response_model`, error list and tag by `spec.tag`;
+    a client that disconnects gives up its queued request. A tool with another method needs its
+    route written here (its fields become path and query parameters): the app refuses to start
+    without it."""
+    declared = {f"{method} {route.path.replace(':leanname', '')}" for route in app.routes for method in getattr(route, "methods", None) or ()}
+    for spec in tools.values():
+        if spec.http_route in declared:
+            continue
         method, path = spec.http_route.split(" ", 1)
+        if method != "POST":
+            raise RuntimeError(f"tool {spec.name} has no route for {spec.http_route}; write it in service/http.py")
+        _tool_route(app, engine, spec, method, path)
 
-        async def endpoint(request: Request, body: BaseModel) -> BaseModel:
-            body = await _strict_body(request, spec.request_model)
-            # A batch names its environments per item; its requests stay unlabelled.
-            environment = getattr(body, "environment", None)
-            if environment is not None:
-                _label(engine, request, environment)
-            return await unless_disconnected(spec.call(body), request.is_disconnected)
 
-        endpoint.__annotations__ = {"request": Request, "body": spec.request_model, "return": spec.response_model}
-        app.add_api_route(
-            path,
-            endpoint,
-            methods=[method],
-            response_model=spec.response_model,
-            responses=error_responses(*_CHECKER_ERRORS, *_LIMITS),
-            operation_id="".join(part if i == 0 else part.capitalize() for i, part in enumerate(spec.alias.split("_"))),
-            tags=["check"],
-            summary=spec.title,
-            description=spec.description,
-        )
+def _tool_route(app: FastAPI, engine: Engine, spec: ToolSpec, method: str, path: str) -> None:
+    """One route of `_tool_routes`."""
 
-    for name in CHECKER_ROUTED:
-        checker_route(tools[name])
+    async def endpoint(request: Request, body: BaseModel) -> BaseModel:
+        body = await _strict_body(request, spec.request_model)
+        # A batch names its environments per item; its requests stay unlabelled.
+        environment = getattr(body, "environment", None)
+        if environment is not None:
+            _label(engine, request, environment)
+        return await unless_disconnected(spec.call(body), request.is_disconnected)
+
+    endpoint.__annotations__ = {"request": Request, "body": spec.request_model, "return": spec.response_model}
+    errors = _CHECKER_ERRORS if spec.tag == "check" else (ErrorCode.INVALID_REQUEST, ErrorCode.NOT_RECORDED, *_CATALOG)
+    app.add_api_route(
+        path,
+        endpoint,
+        methods=[method],
+        response_model=spec.response_model,
+        responses=error_responses(*errors, *_LIMITS),
+        operation_id="".join(part if i == 0 else part.capitalize() for i, part in enumerate(spec.alias.split("_"))),
+        tags=[spec.tag],
+        summary=spec.title,
+        description=spec.description,
+    )
 
 
 def _operation_routes(app: FastAPI, engine: Engine, gate: CallGate, metrics: ServiceMetrics) -> None:

@@ -86,6 +86,8 @@ class ToolSpec:
     render: Callable[[Any], str]
     #: The `leanindex.Client` method answering the same call (a test checks that it exists).
     client_method: str
+    #: The OpenAPI tag and error list of its route: `declarations` (catalog tools) or `check`.
+    tag: Literal["declarations", "check"] = "declarations"
     read_only: bool = True
     idempotent: bool = True
     enabled: bool = True
@@ -235,8 +237,6 @@ PROOF_STEP = "lean.proof.step"
 PROOF_CLOSE = "lean.proof.close"
 PROOF_STEPS = "lean.proof.steps"
 PROOF_TREE = "lean.proof.tree"
-#: The checker's tools after `lean.check`, whose HTTP routes `service.http` makes from their specs.
-CHECKER_ROUTED = (CHECK_BATCH, TARGET, AUDIT, PROOF_STATE, PROOF_STEP, PROOF_CLOSE, PROOF_STEPS, PROOF_TREE)
 
 
 def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None) -> list[ToolSpec]:
@@ -275,7 +275,7 @@ def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None)
     def checker_tool(call_of: Callable[[Any], Callable[[Any], Awaitable[BaseModel]]], **spec: Any) -> ToolSpec:
         """A tool answered by the checker (`call_of(checker)`); without one it is not enabled
         and answers `check_disabled`."""
-        return ToolSpec(call=call_of(checker) if checker is not None else check_disabled, enabled=checker is not None, **spec)
+        return ToolSpec(call=call_of(checker) if checker is not None else check_disabled, enabled=checker is not None, tag="check", **spec)
 
     return [
         ToolSpec(
