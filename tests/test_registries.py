@@ -99,3 +99,38 @@ def test_the_catalog_layer_depends_on_no_request_or_response_model(layer: str) -
                 continue
             offending += [f"{path.name}: {name}" for name in names if name.startswith(_FORBIDDEN_BELOW[layer])]
     assert offending == []
+
+
+def test_a_post_tool_gets_its_route_from_its_spec_and_a_get_tool_needs_one_written(tmp_path, monkeypatch) -> None:
+    """A tool added to `server_tools` with a POST route is served with no change to
+    `service/http.py`; one with a GET route that nobody wrote stops the app at start."""
+    import dataclasses
+
+    import httpx
+
+    from leanindex.engine import Engine
+    from leanindex.service import http
+
+    real = http.server_tools
+
+    def with_extra(route: str):
+        def tools(engine, gate, checker):
+            specs = real(engine, gate, checker)
+            return [*specs, dataclasses.replace(specs[2], name="lean.test.environments", http_route=route)]
+        return tools
+
+    monkeypatch.setattr(http, "server_tools", with_extra("POST /v1/test/environments"))
+    app = http.create_app(Engine(tmp_path))
+    transport = httpx.ASGITransport(app=app)
+
+    async def ask() -> httpx.Response:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            return await client.post("/v1/test/environments", json={})
+
+    import asyncio
+
+    answer = asyncio.run(ask())
+    assert answer.status_code == 200 and answer.json() == {"environments": []}
+    monkeypatch.setattr(http, "server_tools", with_extra("GET /v1/test/environments"))
+    with pytest.raises(RuntimeError, match="lean.test.environments"):
+        http.create_app(Engine(tmp_path))
