@@ -153,6 +153,7 @@ def test_an_oversized_line_is_answered_and_the_next_one_read(monkeypatch) -> Non
     from leanindex.service import stdio
 
     monkeypatch.setattr(stdio, "MAX_LINE_BYTES", 64)
+    monkeypatch.setattr(stdio, "DRAIN_S", 0.0)  # nothing answers the passed-on request here
     good = json.dumps(GOOD).encode()
     assert len(good) <= 64
     source = io.BytesIO(b'{"id": 9, "x": "' + b"y" * 200 + b'"}\n' + good + b"\n")
@@ -171,3 +172,27 @@ def test_an_oversized_line_is_answered_and_the_next_one_read(monkeypatch) -> Non
     passed = anyio.run(run)
     assert passed == [good.decode()]
     assert [(a.id, a.error.code) for a in answered] == [(None, PARSE_ERROR)]
+
+
+def test_an_id_no_answer_could_carry_gets_a_null_id_and_the_server_goes_on(sample_root: Path) -> None:  # noqa: F811
+    """A string id holding a lone surrogate cannot be written back as UTF-8: the line is answered
+    with a null id (before, the server crashed writing the answer and answered nothing more)."""
+    lines = [f'{{"jsonrpc":"2.0","id":"{ident}","method":"ping"}}'.encode() for ident in ("\\ud800", "a\\ud800b", "\\udc00")]
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}).encode())
+    frames, _, _ = stdio_session(sample_root, lines, expected=1 + 4)
+    assert [frame["id"] for frame in frames if "error" in frame] == [None, None, None]
+    assert [frame["id"] for frame in frames if "result" in frame] == [1, 9]
+
+
+def test_requests_written_before_stdin_closes_are_all_answered(sample_root: Path) -> None:  # noqa: F811
+    """A client that writes its requests and closes stdin at once still gets every answer: the
+    server answers what is running before it ends."""
+    requests = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "ping"}) for i in range(100, 150)]
+    ended = subprocess.run(
+        [sys.executable, "-m", "leanindex", "mcp", "--root", str(sample_root)],
+        input="\n".join([json.dumps(INITIALIZE), json.dumps(INITIALIZED), *requests]) + "\n",
+        capture_output=True, text=True, timeout=120,
+    )
+    assert ended.returncode == 0, ended.stderr[-2000:]
+    answered = [json.loads(line)["id"] for line in ended.stdout.splitlines()]
+    assert sorted(answered) == [1, *range(100, 150)]

@@ -134,6 +134,16 @@ def test_a_foreign_host_is_refused_on_mcp(served: httpx.Client) -> None:
     error_of(mcp_call(served, "lean.environments", {}, headers={"Host": "evil.example"}), ErrorCode.HOST_NOT_ALLOWED)
 
 
+@pytest.mark.parametrize("order", ["own first", "foreign first"])
+def test_two_origin_headers_are_refused_whatever_their_order(served: httpx.Client, order: str) -> None:
+    """The `/mcp` guard reads one `Origin`: with two, a foreign one could hide behind ours."""
+    base = str(served.base_url).rstrip("/")
+    origins = [base, "http://evil.example"] if order == "own first" else ["http://evil.example", base]
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = [*MCP_HEADERS.items(), *(("Origin", origin) for origin in origins)]
+    error_of(served.post("/mcp", json=message, headers=headers), ErrorCode.INVALID_REQUEST)
+
+
 @pytest.mark.parametrize("host", ["localhost", "LOCALHOST:1234", "127.0.0.1:80", "[::1]:8000", "leanindex.internal", "leanindex.internal:443"])
 def test_the_local_names_and_the_configured_ones_are_served(served: httpx.Client, host: str) -> None:
     assert served.get("/v1/environments", headers={"Host": host}).status_code == 200
@@ -345,6 +355,24 @@ def test_a_head_over_the_cap_is_refused_with_the_shared_shape(sample_root: Path)
         head, _, body = received.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 400") and b"content-security-policy: default-src 'none'" in head.lower()
         assert json.loads(body)["error"]["code"] == "invalid_request"
+
+
+
+@pytest.mark.parametrize("header_bytes", [3000, 20000, 70000])
+def test_a_whole_head_over_the_cap_in_one_read_is_refused(sample_root: Path, header_bytes: int) -> None:  # noqa: F811
+    """A complete head larger than the cap, sent at once (h11's limit only sees unfinished
+    heads), is refused the same way; a head under the cap is answered."""
+    with serve_guarded(sample_root, ServiceConfig(max_header_bytes=2048)) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * header_bytes + b"\r\nConnection: close\r\n\r\n")
+            received = b""
+            while chunk := conn.recv(65536):
+                received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400"), head
+        assert json.loads(body)["error"]["code"] == "invalid_request"
+        small = httpx.get(f"http://127.0.0.1:{port}/healthz", headers={"X-Big": "a" * 1000}, timeout=30)
+        assert small.status_code == 200
 
 
 # 7. No server path in any error a client can provoke

@@ -25,7 +25,7 @@ from .identity import (  # noqa: F401  (re-exported: part of the public models)
     display_profile,
     normalize_profile,
 )
-from .records import FLAG_FIELDS, DeclarationRecord, Kind, SourceRange, record_fields
+from .records import FLAG_FIELDS, SEARCH_RESULT_FIELDS, DeclarationRecord, Kind, record_fields
 
 #: What `names.parse_name` reads (the engine refuses any other name with `invalid_request`), as
 #: a JSON Schema pattern: dot-separated components, each `«...»` (no `»` inside), a number
@@ -343,18 +343,24 @@ class MatchReason(Frozen):
     )
 
 
-class SearchResult(Frozen):
-    """One visible declaration that matched every filter."""
+_NAMESPACE = (str | None, Field(description="The name without its last component; null at the root."))
 
-    name: str = Field(description="Full name as Lean prints it.")
-    kind: Kind = Field(description="Kernel kind.")
-    type: str = Field(description="The elaborated type, pretty-printed by Lean.")
-    namespace: str | None = Field(description="The name without its last component; null at the root.")
-    module: str | None = Field(description="Declaring module; null when unknown.")
-    range: SourceRange | None = Field(description="Source range in its module; null when unknown.")
-    source_url: Annotated[str | None, _record_field("source_url")[1]]
-    doc_url: Annotated[str | None, _record_field("doc_url")[1]]
-    match_reasons: list[MatchReason] = Field(description="Which filter matched what.")
+# Made of the record's `SEARCH_RESULT_FIELDS` (`namespace` after `type`), so a field added there
+# reaches search answers with no second definition.
+SearchResult = create_model(
+    "SearchResult",
+    __base__=Frozen,
+    __module__=__name__,
+    __doc__="One visible declaration that matched every filter.",
+    **{
+        field: spec
+        for name in SEARCH_RESULT_FIELDS
+        for field, spec in (
+            [(name, _record_field(name)), ("namespace", _NAMESPACE)] if name == "type" else [(name, _record_field(name))]
+        )
+    },
+    match_reasons=(list[MatchReason], Field(description="Which filter matched what.")),
+)
 
 
 class UnknownConstant(Frozen):
@@ -476,8 +482,6 @@ DeclarationFlags = create_model(
 INSPECT_RECORD_FIELDS: tuple[str, ...] = tuple(
     name for name in DeclarationRecord.model_fields if name != "record" and name not in FLAG_FIELDS
 )
-
-_NAMESPACE = (str | None, Field(description="The name without its last component; null at the root."))
 
 # Derived from the record so that a new record field reaches inspect answers without a second
 # definition; `namespace` follows `type` and the flags come last.

@@ -182,3 +182,9 @@ def record_fields(*names: str) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"not fields of a declaration record: {', '.join(unknown)}")
     return names
+
+
+#: The record fields a search result shows, in order (`models.SearchResult` is made of them, the
+#: index stores them per row: `catalog.rows.RESULT_FIELDS`, and the engine copies them): a field
+#: added here reaches every search answer, on every surface.
+SEARCH_RESULT_FIELDS = record_fields("name", "kind", "type", "module", "range", "source_url", "doc_url")

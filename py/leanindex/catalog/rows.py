@@ -25,9 +25,11 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-#: The record fields a search result is made of (`engine.search._result`); `components` gives
-#: the namespace (`names.printed_namespace`).
-RESULT_FIELDS = ("name", "kind", "type", "module", "components", "range", "source_url", "doc_url")
+from ..records import SEARCH_RESULT_FIELDS
+
+#: The record fields stored per row: a search result's (`records.SEARCH_RESULT_FIELDS`), and
+#: `components`, which gives the namespace (`names.printed_namespace`).
+RESULT_FIELDS = (*SEARCH_RESULT_FIELDS, "components")
 #: Rows per block: a page's rows lie in different blocks in relevance order, so a block is
 #: small (about 5 KB: one frame per row costs 15 us where 32 rows cost 43 us), while zstd still
 #: finds the repeats between rows (Mathlib's doc-gen4 catalog: 36.9 MB of blocks and 2.5 MB of

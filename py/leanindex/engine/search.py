@@ -25,7 +25,7 @@ from ..models import (
     StopReason,
 )
 from ..names import printed_namespace
-from ..records import Kind, SourceRange
+from ..records import SEARCH_RESULT_FIELDS
 from . import relevance
 from .cursor import decode_cursor, encode_cursor
 from .filters import EMPTY, FILTERS, InstancesOf, NameContains, SearchFilter, Text, TypeConstants, UsesConstants
@@ -152,20 +152,9 @@ def _rows(catalog: LoadedCatalog, positions: np.ndarray) -> dict[int, dict[str, 
     return rows
 
 
-def source_range(row: dict[str, Any]) -> SourceRange | None:
-    """The stored row's source range, if it has one."""
-    return SourceRange.model_validate(row["range"]) if row["range"] is not None else None
-
-
 def _result(row: dict[str, Any], filters: list[SearchFilter], ranking: list[MatchReason]) -> SearchResult:
     return SearchResult(
-        name=row["name"],
-        kind=Kind(row["kind"]),
-        type=row["type"],
+        **{field: row[field] for field in SEARCH_RESULT_FIELDS},
         namespace=row["namespace"],
-        module=row["module"],
-        range=source_range(row),
-        source_url=row["source_url"],
-        doc_url=row["doc_url"],
         match_reasons=[reason for f in filters for reason in f.reasons(row)] + ranking,
     )

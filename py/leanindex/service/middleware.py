@@ -276,8 +276,9 @@ class HostAllowListMiddleware:
     """Refuses every HTTP request whose `Host` header does not name one of `allowed` (host
     names as `config.ServiceConfig.host_names` gives them; any port) with 421
     `host_not_allowed`: a page of another site that re-points its DNS name at this server
-    (DNS rebinding) sends its own name as `Host`. A request without `Host` is refused too. The
-    accepted `Host` is passed on in lower case."""
+    (DNS rebinding) sends its own name as `Host`. A request without `Host` is refused too, and
+    one with two `Origin` headers (400 `invalid_request`: the `/mcp` guard would read the first).
+    The accepted `Host` is passed on in lower case."""
 
     def __init__(self, app: ASGIApp, allowed: frozenset[str]):
         self.app = app
@@ -287,7 +288,14 @@ class HostAllowListMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = Headers(scope=scope).get("host")
+        headers = Headers(scope=scope)
+        if len(headers.getlist("origin")) > 1:
+            # One request, one origin: which of two would a guard read? (A browser sends one.)
+            await error_response(LeanIndexError(ErrorCode.INVALID_REQUEST, "the request has more than one Origin header", {"header": "origin"}))(
+                scope, receive, send
+            )
+            return
+        given = headers.get("host")
         if given is not None and host_of(given) in self.allowed:
             # Host names are case-insensitive: inner layers (the MCP transport's own guard, which
             # compares exactly) see the accepted value in lower case.

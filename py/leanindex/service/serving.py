@@ -40,16 +40,23 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
       connection is closed without an answer (the client was still sending);
     - with more than uvicorn's `limit_concurrency` connections open or requests in progress, a
       request is answered at once with 429 `busy` and the connection closed (uvicorn's own check,
-      which would answer plain-text 503, is replaced by this one).
+      which would answer plain-text 503, is replaced by this one);
+    - a request head (request line and headers) over `max_header_bytes` is answered 400
+      `invalid_request` and the connection closed: h11's own limit
+      (`h11_max_incomplete_event_size`) only bounds a head still incomplete in its buffer, so a
+      larger one that arrives in one read would otherwise pass.
     """
 
     request_read_timeout_s: float = ServiceConfig.request_read_timeout_s
+    max_header_bytes: int = ServiceConfig.max_header_bytes
 
     @classmethod
     def for_config(cls, config: ServiceConfig) -> type[GuardedH11Protocol]:
-        """The protocol class with `config`'s read timeout (the connection limit is uvicorn's
-        `limit_concurrency`, which `server_config` sets)."""
-        return type(cls.__name__, (cls,), {"request_read_timeout_s": config.request_read_timeout_s})
+        """The protocol class with `config`'s read timeout and head size (the connection limit is
+        uvicorn's `limit_concurrency`, which `server_config` sets)."""
+        return type(
+            cls.__name__, (cls,), {"request_read_timeout_s": config.request_read_timeout_s, "max_header_bytes": config.max_header_bytes}
+        )
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -58,6 +65,7 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
         self.limit_concurrency = None
         if self.max_connections is not None:
             self.app = self._limited(self.app, self.max_connections)
+        self.app = self._bounded_head(self.app, self.max_header_bytes)
         self.read_deadline: asyncio.TimerHandle | None = None
 
     def _limited(self, app: ASGIApp, limit: int) -> ASGIApp:
@@ -69,19 +77,29 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
                     f"the server has more than {limit} connections or requests open; retry in a moment",
                     {"max_connections": limit},
                 )
-                body = json.dumps(error.to_dict()).encode()
-                headers = [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                    *security_headers(),
-                ]
-                await send({"type": "http.response.start", "status": HTTP_STATUS[error.code], "headers": headers})
-                await send({"type": "http.response.body", "body": body})
+                await _refuse(send, error)
                 return
             await app(scope, receive, send)
 
         return limited
+
+    @staticmethod
+    def _bounded_head(app: ASGIApp, limit: int) -> ASGIApp:
+        async def bounded(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                # What the client sent: request line (method, target, version) and header lines.
+                head = len(scope["method"]) + len(scope.get("raw_path") or b"") + len(scope.get("query_string", b"")) + 12
+                head += sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+                if head > limit:
+                    await _refuse(send, LeanIndexError(
+                        ErrorCode.INVALID_REQUEST,
+                        f"malformed HTTP request: the request head is larger than {limit} bytes",
+                        {"reason": "head too large", "max_header_bytes": limit},
+                    ))
+                    return
+            await app(scope, receive, send)
+
+        return bounded
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -112,6 +130,20 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
         if not self.transport.is_closing():
             self.logger.info("closing a connection whose request did not arrive within %s s", self.request_read_timeout_s)
             self.transport.close()
+
+
+async def _refuse(send: Send, error: LeanIndexError) -> None:
+    """Answer `error` (the shared error object, its HTTP status, the security headers) and close
+    the connection after it."""
+    body = json.dumps(error.to_dict()).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+        *security_headers(),
+    ]
+    await send({"type": "http.response.start", "status": HTTP_STATUS[error.code], "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def server_config(app: ASGIApp, config: ServiceConfig, port: int) -> uvicorn.Config:

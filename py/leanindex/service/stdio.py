@@ -16,7 +16,8 @@ JSON-RPC message model) before the SDK sees it:
 The answer carries the line's `id` when one can be read (a lenient parse that accepts lone
 surrogates), else a null id; a line without an id is answered all the same, since no answer
 would leave a client waiting. So every line gets one answer but a valid notification, which by
-JSON-RPC gets none. Good lines are passed on unchanged; stdout stays the SDK's.
+JSON-RPC gets none. Good lines are passed on unchanged; stdout stays the SDK's. At the end of
+stdin, the requests still running are answered before the session ends (`DRAIN_S`).
 """
 
 from __future__ import annotations
@@ -73,9 +74,16 @@ def readable_id(text: str) -> int | str | None:
 
 
 def _is_id(value: Any) -> bool:
-    """Whether `value` is a JSON-RPC id as MCP allows it: a string or an integer (not a
-    boolean, a float such as `1.0`, null, an object or an array)."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    """Whether `value` is a JSON-RPC id as MCP allows it and an answer can carry it: a string
+    UTF-8 can write (no lone surrogate such as `"\\ud800"`, which the lenient parser reads) or
+    an integer (not a boolean, a float such as `1.0`, null, an object or an array)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _id_of(value: Any) -> int | str | None:
@@ -88,14 +96,37 @@ def _error(ident: int | str | None, code: int, message: str) -> types.JSONRPCErr
     return types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message))
 
 
+#: Seconds the server waits at the end of stdin for the answers of requests still running.
+DRAIN_S = 120.0
+
+
 class _CheckedLines:
     """The async line source given to the SDK's `stdio_server` as its stdin: yields the good
-    lines as text and answers the others on `write_stream` (set once the transport is up)."""
+    lines as text and answers the others on `write_stream` (set once the transport is up).
+
+    It remembers the ids of the requests it passed on (`pending`) until their answers are sent
+    (`answered`, called by `_WatchedAnswers`); at the end of stdin it waits for them, up to
+    `DRAIN_S` seconds, before it ends: the SDK ends the session when its input ends and would
+    cancel requests still running, leaving a client that wrote its requests and closed stdin
+    without their answers."""
 
     def __init__(self, source: BinaryIO):
         self._source = source
         self.write_stream: Any = None
         self.ready = anyio.Event()
+        self.pending: dict[int | str, int] = {}
+
+    def answered(self, ident: Any) -> None:
+        """An answer carrying `ident` was sent."""
+        if ident in self.pending:
+            self.pending[ident] -= 1
+            if not self.pending[ident]:
+                del self.pending[ident]
+
+    def _passed_on(self, text: str) -> None:
+        message = pydantic_core.from_json(text)
+        if isinstance(message, dict) and "method" in message and _is_id(message.get("id")):
+            self.pending[message["id"]] = self.pending.get(message["id"], 0) + 1
 
     async def _readline(self, limit: int = -1) -> bytes:
         return await anyio.to_thread.run_sync(self._source.readline, limit, abandon_on_cancel=True)
@@ -112,10 +143,39 @@ class _CheckedLines:
             if refusal is not None:
                 await self._answer(refusal)
                 continue
+            assert text is not None
+            self._passed_on(text)
             yield text
+        with anyio.move_on_after(DRAIN_S):
+            while self.pending:
+                await anyio.sleep(0.01)
 
     async def _answer(self, refusal: types.JSONRPCError) -> None:
         await self.write_stream.send(SessionMessage(refusal))
+
+
+class _WatchedAnswers:
+    """The session's write stream, telling `lines` which request ids were answered."""
+
+    def __init__(self, stream: Any, lines: _CheckedLines):
+        self._stream = stream
+        self._lines = lines
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._stream.send(item)
+        message = item.message
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._lines.answered(message.id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def __aenter__(self) -> _WatchedAnswers:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
 
 
 @asynccontextmanager
@@ -132,6 +192,6 @@ async def checked_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
         async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.write_stream = write_stream
             lines.ready.set()
-            yield read_stream, write_stream
+            yield read_stream, _WatchedAnswers(write_stream, lines)
     finally:
         os.dup2(private, 0)
