@@ -277,10 +277,7 @@ class Check(Operation[CheckRequest, CheckResponse]):
         response = run.respond(
             CheckResponse,
             check_ms=raw.check_ms,
-            verdict=decision.verdict,
-            failure_class=decision.failure_class,
-            hint=decision.hint,
-            reasons=decision.reasons,
+            **decision.summary(),
             diagnostics=await run.suggested(decision.diagnostics),
             sorries=decision.sorries,
             axioms=raw.probe.axioms,
@@ -309,10 +306,7 @@ class Audit(Operation[AuditRequest, AuditResponse]):
         return run.respond(
             AuditResponse,
             check_ms=raw.check_ms,
-            verdict=decision.verdict,
-            failure_class=decision.failure_class,
-            hint=decision.hint,
-            reasons=decision.reasons,
+            **decision.summary(),
             declarations_added=added,
             declarations_audited=audited,
             declarations=declarations,

@@ -51,6 +51,11 @@ class Decision:
         """The deciding reason's hint; None for `accepted`."""
         return self.reasons[0].hint if self.verdict is not Verdict.ACCEPTED else None
 
+    def summary(self) -> dict[str, Any]:
+        """The fields every answer with a verdict carries: `verdict`, `failure_class`, `hint`,
+        `reasons` (`models.FailureSummary` and the verdict)."""
+        return {"verdict": self.verdict, "failure_class": self.failure_class, "hint": self.hint, "reasons": self.reasons}
+
 
 def diagnostics_of(response: CommandResponse) -> list[Diagnostic]:
     """Every message of the check, in the REPL's order, positions unchanged."""
