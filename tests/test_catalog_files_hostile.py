@@ -337,3 +337,41 @@ def test_the_cli_prints_the_root_after_a_catalog_error(root: Path) -> None:
     assert f"root: {root}" in unknown.stderr and "OTHER, SAMPLE" in unknown.stderr
     as_json = runner.invoke(main, ["search", "--root", str(root), "-e", "NOPE", "-n", "add", "--json"])
     assert str(root) not in as_json.stdout and json.loads(as_json.stdout)["error"]["code"] == "unknown_environment"
+
+
+def test_the_environments_tool_lists_a_broken_catalog_as_not_serving(root: Path) -> None:
+    """`lean.environments` over MCP on a root with a damaged catalog answers (the broken profile
+    listed as not serving, with its code), as `GET /v1/environments` does; before, its text
+    rendering failed and the client got a JSON-RPC error with Python's message."""
+    (CatalogPaths.of(root, "sample").catalog_dir / "catalog.duckdb.wal").write_bytes(b"x" * 100)
+    engine = Engine(root)
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "lean.environments", "arguments": {}}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with live_server(create_app(engine)) as url:
+        answer = httpx.post(f"{url}/mcp", json=message, headers=headers, timeout=HANG_S)
+    engine.close()
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    assert not result.get("isError"), result
+    assert "SAMPLE: not serving (digest_mismatch)" in result["content"][0]["text"]
+    listed = {e["environment"]: e for e in result["structuredContent"]["environments"]}
+    assert listed["SAMPLE"]["verified"] is False and listed["OTHER"]["verified"] is True
+
+
+def test_a_renderer_that_fails_is_an_internal_error_result_not_a_protocol_error(root: Path) -> None:
+    """A defect in a tool's text rendering is answered like any other: `internal_error`, its
+    text in the log only."""
+    import asyncio
+    import dataclasses
+
+    from leanindex.service.gate import CallGate
+    from leanindex.service.mcp import call_tool
+    from leanindex.service.tools import ENVIRONMENTS, server_tools
+
+    def broken(response: object) -> str:
+        raise AttributeError(f"secret path {root}")
+
+    spec = next(s for s in server_tools(Engine(root), CallGate(2, 10.0), None) if s.name == ENVIRONMENTS)
+    result = asyncio.run(call_tool(dataclasses.replace(spec, render=broken), {}))
+    assert result.is_error and result.structured_content["error"]["code"] == "internal_error"
+    assert str(root) not in result.content[0].text

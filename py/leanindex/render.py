@@ -37,7 +37,7 @@ def render_environments(response: EnvironmentsResponse) -> str:
     lines = []
     for env in response.environments:
         if not env.verified:
-            lines.append(f"{env.environment}: not serving ({env.problem.code.value if env.problem else 'unverified'})")
+            lines.append(f"{env.environment}: not serving ({env.problem.code if env.problem else 'unverified'})")
             continue
         approximate = f", approximate: {', '.join(env.approximate_fields)}" if env.approximate_fields else ""
         lines.append(
@@ -45,6 +45,7 @@ def render_environments(response: EnvironmentsResponse) -> str:
             f" | mathlib {env.mathlib_commit or '-'} | source {env.source or '-'}{approximate}"
         )
     return "\n".join(lines) or "no environment is served here"
+
 
 def render_diff(response: DeclarationDiff) -> str:
     """Both sides and the counts on the first lines, then one line per change:
@@ -60,9 +61,11 @@ def render_diff(response: DeclarationDiff) -> str:
         lines.append(f"next_cursor {response.next_cursor}")
     return "\n".join(lines)
 
+
 def _lean_line(response: Any) -> str:
     lean = f" lean {response.lean_version}" if response.lean_version else ""
     return f"{response.environment}{lean}"
+
 
 def render_search(response: SearchResponse) -> str:
     """Stop reason and counts on the first line, then one line per result:
@@ -88,6 +91,7 @@ def render_search(response: SearchResponse) -> str:
         lines.append(f"next_cursor {response.next_cursor}")
     return "\n".join(lines)
 
+
 def render_inspect(response: InspectResponse) -> str:
     """`name : type`, then kind, module, lines and environment, the source and doc links (when
     known), then the optional parts (flags that are set, universes, type constants, docstring),
@@ -105,6 +109,7 @@ def render_inspect(response: InspectResponse) -> str:
         lines.append(response.doc)
     return "\n".join(lines)
 
+
 def _render_fence(fence: list[StatementFence], indent: str = "") -> list[str]:
     lines = []
     for entry in fence:
@@ -118,9 +123,11 @@ def _render_fence(fence: list[StatementFence], indent: str = "") -> list[str]:
                 lines.append(f"{indent}  first difference: {entry.first_difference[0]}  vs  {entry.first_difference[1]}")
     return lines
 
+
 def _render_failure(response: FailureSummary, indent: str = "") -> list[str]:
     """`failure <class>: <hint>` for a non-accepted verdict; nothing for `accepted`."""
     return [f"{indent}failure {response.failure_class.value}: {response.hint}"] if response.failure_class else []
+
 
 def _render_reasons(reasons: list[Reason], indent: str = "") -> list[str]:
     lines = []
@@ -128,6 +135,7 @@ def _render_reasons(reasons: list[Reason], indent: str = "") -> list[str]:
         where = f" {reason.start.line}:{reason.start.column}" if reason.start else ""
         lines.append(f"{indent}reason {reason.code.value} [{reason.failure_class.value}]{where}: {reason.message}")
     return lines
+
 
 def _render_diagnostics(diagnostics: list[Diagnostic], indent: str = "") -> list[str]:
     """One line per diagnostic (`severity line:column: text`), then its `suggestions` if any."""
@@ -137,6 +145,7 @@ def _render_diagnostics(diagnostics: list[Diagnostic], indent: str = "") -> list
         if d.suggestions:
             lines.append(f"{indent}  did you mean: {', '.join(d.suggestions)}")
     return lines
+
 
 def render_check(response: CheckResponse) -> str:
     """The verdict and environment first, then one line per reason, diagnostic, sorry and
@@ -156,6 +165,7 @@ def render_check(response: CheckResponse) -> str:
     lines.extend(_render_fence(response.fence))
     return "\n".join(lines)
 
+
 def render_check_batch(response: BatchCheckResponse) -> str:
     """The counts first, then one line per item: `id: verdict` with its reasons' codes, or
     `id: error code: message`."""
@@ -169,6 +179,7 @@ def render_check_batch(response: BatchCheckResponse) -> str:
             assert result.error is not None
             lines.append(f"{result.id}: error {result.error.code}: {result.error.message}")
     return "\n".join(lines)
+
 
 def render_audit(response: AuditResponse) -> str:
     """The verdict and counts first, the reasons, then one line per declaration (position, kind,
@@ -191,6 +202,7 @@ def render_audit(response: AuditResponse) -> str:
     lines.extend(_render_diagnostics([d for d in response.diagnostics if d.severity == "error"]))
     return "\n".join(lines)
 
+
 def _render_unit(unit: UnitVerdict) -> list[str]:
     label = f"candidate {unit.candidate}" if unit.candidate is not None else f"{unit.name or '-'} (line {unit.start.line})"
     extended = " extended" if unit.extended else ""
@@ -204,6 +216,7 @@ def _render_unit(unit: UnitVerdict) -> list[str]:
     lines.extend(_render_fence(unit.fence, "  "))
     return lines
 
+
 def render_target(response: TargetCheckResponse) -> str:
     """The mode, target and reuse first, the prefix's diagnostics, then each result with its
     reasons, diagnostics and sorries (positions as `line:column` in the file)."""
@@ -216,13 +229,16 @@ def render_target(response: TargetCheckResponse) -> str:
         lines.extend(_render_unit(unit))
     return "\n".join(lines)
 
+
 def _render_goals(goals: list[Goal]) -> list[str]:
     return [goal.text for goal in goals] or ["no goals"]
+
 
 def render_proof_state(response: ProofStateResponse) -> str:
     """`state <id>` with the environment, then each goal as Lean printed it."""
     where = f" at {response.position.line}:{response.position.column}" if response.position else ""
     return "\n".join([f"state {response.state_id}{where} ({response.environment}, session {response.session})", *_render_goals(response.goals)])
+
 
 def render_proof_step(response: ProofStepResponse) -> str:
     """The status and new state id, Lean's messages, then the goals."""
@@ -236,14 +252,17 @@ def render_proof_step(response: ProofStepResponse) -> str:
         lines.extend(_render_goals(response.goals))
     return "\n".join(lines)
 
+
 def render_proof_close(response: ProofCloseResponse) -> str:
     """`closed <id>` and the states left open in the session."""
     return f"closed {response.state_id}; {response.open_states} open in the session"
+
 
 def _render_step(step: TacticStep) -> list[str]:
     after = " | ".join(g.target for g in step.goals_after) or "no goals"
     before = " | ".join(g.target for g in step.goals_before) or "no goals"
     return [f"{step.start.line}:{step.start.column} {step.tactic}", f"  before: {before}", f"  after: {after}"]
+
 
 def _render_box(box: ProofBox, depth: int) -> list[str]:
     pad = "  " * depth
@@ -254,6 +273,7 @@ def _render_box(box: ProofBox, depth: int) -> list[str]:
         for child in [*t.have_boxes, *t.subgoals]:
             lines.extend(_render_box(child, depth + 2))
     return lines
+
 
 def render_proof_steps(response: ProofStepsResponse) -> str:
     """The theorem, then each tactic with its goals' targets before and after (or the tree,
@@ -267,6 +287,7 @@ def render_proof_steps(response: ProofStepsResponse) -> str:
     if response.not_in_catalog:
         lines.append(f"not in the catalog: {', '.join(response.not_in_catalog)}")
     return "\n".join(lines)
+
 
 def render_error(error: LeanIndexError) -> str:
     """`error <code>: <message>`, then the details as one line of JSON when there are any."""

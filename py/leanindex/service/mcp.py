@@ -121,17 +121,17 @@ async def call_tool(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallTool
     try:
         request = parse_request(spec.request_model, arguments)
         response = await spec.call(request)
+        # Rendered inside the guard: a renderer's defect is answered like the call's own.
+        return types.CallToolResult(
+            content=[types.TextContent(text=spec.render(response))],
+            structured_content=response.model_dump(mode="json"),
+        )
     except LeanIndexError as error:
         failure = error
     except Exception:
         # A defect: its text (which may name server paths) goes to the log only, as over HTTP.
         log.exception("tool %s failed unexpectedly", spec.name)
         failure = LeanIndexError(ErrorCode.INTERNAL_ERROR, "the server failed unexpectedly; the error is in its log", {})
-    else:
-        return types.CallToolResult(
-            content=[types.TextContent(text=spec.render(response))],
-            structured_content=response.model_dump(mode="json"),
-        )
     log.info("tool %s refused: %s", spec.name, failure.code.value)
     return error_result(failure)
 
