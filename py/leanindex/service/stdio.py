@@ -42,25 +42,31 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 def check_line(line: bytes) -> tuple[str | None, types.JSONRPCError | None]:
     """Check one stdin line (without its newline): `(text, None)` when the SDK can take it, or
     `(None, error)` with the JSON-RPC error to answer instead."""
+    text, _message, refusal = _checked(line)
+    return text, refusal
+
+
+def _checked(line: bytes) -> tuple[str | None, Any, types.JSONRPCError | None]:
+    """`check_line`, with the message as parsed (None when refused), so it is parsed once."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as error:
-        return None, _error(None, types.PARSE_ERROR, f"Parse error: the line is not UTF-8 (byte {error.start})")
+        return None, None, _error(None, types.PARSE_ERROR, f"Parse error: the line is not UTF-8 (byte {error.start})")
     try:
         raw = pydantic_core.from_json(line)
     except ValueError as error:
         ident = readable_id(text)
         code = types.PARSE_ERROR if ident is None else types.INVALID_PARAMS
-        return None, _error(ident, code, f"Parse error: {error}")
+        return None, None, _error(ident, code, f"Parse error: {error}")
     if isinstance(raw, dict) and "id" in raw and not _is_id(raw["id"]):
         # Else the SDK would read it as a notification (which gets no answer) or coerce it.
-        return None, _error(None, types.INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
+        return None, None, _error(None, types.INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
     try:
         types.jsonrpc_message_adapter.validate_python(raw, by_name=False)
     except ValidationError as error:
         ident = _id_of(raw)
-        return None, _error(ident, types.INVALID_PARAMS, f"Validation error: not a JSON-RPC message ({error.error_count()} problems)")
-    return text, None
+        return None, None, _error(ident, types.INVALID_PARAMS, f"Validation error: not a JSON-RPC message ({error.error_count()} problems)")
+    return text, raw, None
 
 
 def readable_id(text: str) -> int | str | None:
@@ -123,8 +129,7 @@ class _CheckedLines:
             if not self.pending[ident]:
                 del self.pending[ident]
 
-    def _passed_on(self, text: str) -> None:
-        message = pydantic_core.from_json(text)
+    def _passed_on(self, message: Any) -> None:
         if isinstance(message, dict) and "method" in message and _is_id(message.get("id")):
             self.pending[message["id"]] = self.pending.get(message["id"], 0) + 1
 
@@ -139,12 +144,12 @@ class _CheckedLines:
                     pass  # drop the rest of the oversized line
                 await self._answer(_error(None, types.PARSE_ERROR, f"Parse error: the line is longer than {MAX_LINE_BYTES} bytes"))
                 continue
-            text, refusal = check_line(line.rstrip(b"\r\n"))
+            text, message, refusal = _checked(line.rstrip(b"\r\n"))
             if refusal is not None:
                 await self._answer(refusal)
                 continue
             assert text is not None
-            self._passed_on(text)
+            self._passed_on(message)
             yield text
         with anyio.move_on_after(DRAIN_S):
             while self.pending:
