@@ -59,7 +59,7 @@ def test_check_all_on_the_repository() -> None:
     assert check_all(REPO) == []
 
 
-@pytest.mark.parametrize("name", sorted(API_FILES))
+@pytest.mark.parametrize("name", sorted(name for name in API_FILES if name.endswith(".json")))
 def test_files_are_canonical_json(name: str) -> None:
     text = API_FILES[name]()
     assert text == API_FILES[name]()

@@ -366,7 +366,8 @@ def test_a_renderer_that_fails_is_an_internal_error_result_not_a_protocol_error(
 
     from leanindex.service.gate import CallGate
     from leanindex.service.mcp import call_tool
-    from leanindex.service.tools import ENVIRONMENTS, server_tools
+    from leanindex.service.tools import server_tools
+    from leanindex.tools import ENVIRONMENTS
 
     def broken(response: object) -> str:
         raise AttributeError(f"secret path {root}")

@@ -123,7 +123,7 @@ def test_unreachable_server_is_a_backend_error() -> None:
 
 
 def test_an_answer_that_is_not_an_error_object_is_a_backend_error() -> None:
-    proxy = Starlette(routes=[Route("/v1/environments", lambda request: PlainTextResponse("bad gateway", status_code=502))])
+    proxy = Starlette(routes=[Route("/v1/environments", lambda request: PlainTextResponse("bad gateway", status_code=502), methods=["POST"])])
     with live_server(proxy) as url, leanindex.Client(url) as client, pytest.raises(LeanIndexError) as raised:
         client.environments()
     assert raised.value.code is ErrorCode.BACKEND_ERROR
@@ -207,3 +207,33 @@ def test_a_local_client_answers_through_the_servers_tools_and_gate(sample_root: 
         assert client.search("SAMPLE", name_contains="add").total_matches > 0
     finally:
         client.close()
+
+
+def test_any_tool_answers_by_name_as_its_method_does(client: leanindex.Client) -> None:
+    """`Client.call` takes a tool's dotted name or alias and its request fields, over HTTP (the
+    tool's POST route) and in process alike, and answers as the tool's method."""
+    by_method = client.inspect("SAMPLE", "Nat.add_comm")
+    assert client.call("lean.declaration.inspect", environment="SAMPLE", declaration_name="Nat.add_comm") == by_method
+    assert client.call("lean_declaration_inspect", environment="SAMPLE", declaration_name="Nat.add_comm") == by_method
+    assert client.call("lean.environments") == client.environments()
+    assert client.call("lean.catalog.diff", older="SAMPLE", newer="SAMPLE").counts == client.diff("SAMPLE", "SAMPLE").counts
+    with pytest.raises(LeanIndexError) as raised:
+        client.call("lean.declaration.inspect", environment="SAMPLE", name="Nat.add_comm")
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    with pytest.raises(LeanIndexError) as raised:
+        client.call("lean.declaration.serch", environment="SAMPLE")
+    assert raised.value.code is ErrorCode.INVALID_REQUEST and "lean.declaration.search" in raised.value.message
+
+
+def test_a_tool_without_a_written_method_gets_one_from_its_spec(client: leanindex.Client) -> None:
+    """`lean.proof.tree` has no method written in `client.py`: its generated method takes the
+    request fields as keywords, documents the tool, and answers through `Client.call` (here a
+    server without a checker: `check_disabled`)."""
+    import inspect
+
+    signature = inspect.signature(leanindex.Client.proof_tree)
+    assert {"environment", "code", "theorem", "include_theorems"} <= set(signature.parameters)
+    assert "lean.proof.tree" in (leanindex.Client.proof_tree.__doc__ or "")
+    with pytest.raises(LeanIndexError) as raised:
+        client.proof_tree(environment="SAMPLE", code="theorem t : True := by trivial")
+    assert raised.value.code is ErrorCode.CHECK_DISABLED

@@ -14,20 +14,26 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leanindex.engine.diff import DIFF_CATEGORIES, DIFF_LIMIT_MAX, diff_declarations, open_verified
 from leanindex.cli import main
+from leanindex.engine.diff import DIFF_CATEGORIES, DIFF_LIMIT_MAX, diff_declarations, open_verified
 from leanindex.errors import EXIT_STATUS, OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from leanindex.names import name_sort_key
-
 from streamkit import build, declaration, encode, footer, header
 
 POOL = [["A"], ["A", "b"], ["A", "c"], ["B"], ["B", "x"], ["B", "x", "y"], ["C"], ["C", 1], ["D", "e"], ["E"]]
-TYPES = ["True", "True ", "  True", "Nat → Nat", "Nat  →\n  Nat", "False"]
+TYPES = ["True", "True ", "  True", "Nat → Nat", "Nat  →\n  Nat", "False", "(n : Nat) : Nat", "(n m : Nat) : Nat"]
+# The binders of each type above (whitespace normalized), counted by hand.
+BINDERS = {"True": 0, "False": 0, "Nat → Nat": 1, "(n : Nat) : Nat": 1, "(n m : Nat) : Nat": 2}
+
+
+def constants_of(type_: str) -> list[str]:
+    """The test's type constants: the capitalised words of the printed type, sorted, unique."""
+    return sorted(set(re.findall(r"[A-Z][A-Za-z]*", type_)))
 
 
 def record(components: list, type_: str = "True", deprecated: bool = False, to: str | None = None,
            since: str | None = None) -> dict[str, Any]:
-    fields: dict[str, Any] = {"type": type_, "is_deprecated": deprecated}
+    fields: dict[str, Any] = {"type": type_, "type_constants": constants_of(type_), "is_deprecated": deprecated}
     if deprecated:
         fields.update(deprecated_to=to, deprecated_since=since)
     return declaration(components, **fields)
@@ -45,17 +51,23 @@ def normalize(text: str) -> str:
 
 
 def oracle(old: list[dict], new: list[dict]) -> dict[str, list[str]]:
-    """The rules of `diff_declarations`, written out over the two record lists."""
+    """The rules of `diff_declarations`, written out over the two record lists (no host
+    modules; a name under a module the other side does not hold is a gap, not added or removed)."""
     before, after = {r["name"]: r for r in old}, {r["name"]: r for r in new}
-    added = {n for n in after if n not in before}
+    held_before, held_after = {r["module"] for r in old}, {r["module"] for r in new}
+    added = {n for n in after if n not in before and after[n]["module"] in held_before}
     both = [n for n in after if n in before]
     newly = [n for n in both if after[n]["is_deprecated"] and not before[n]["is_deprecated"]]
-    renamed = [n for n in newly if after[n].get("deprecated_to") in added]
+    renamed = [n for n in newly if after[n].get("deprecated_to") in after.keys() - before.keys()]
     in_order = lambda names, side: sorted(names, key=lambda n: name_sort_key(side[n]["components"]))  # noqa: E731
+    differ = [n for n in both if normalize(before[n]["type"]) != normalize(after[n]["type"])]
+    reprinted = [n for n in differ if before[n]["type_constants"] == after[n]["type_constants"]
+                 and BINDERS[normalize(before[n]["type"])] == BINDERS[normalize(after[n]["type"])]]
     return {
         "added": in_order(added, after),
-        "removed": in_order([n for n in before if n not in after], before),
-        "retyped": in_order([n for n in both if normalize(before[n]["type"]) != normalize(after[n]["type"])], after),
+        "removed": in_order([n for n in before if n not in after and before[n]["module"] in held_after], before),
+        "retyped": in_order([n for n in differ if n not in reprinted], after),
+        "reprinted": in_order(reprinted, after),
         "deprecated": in_order([n for n in newly if n not in renamed], after),
         "renamed": in_order(renamed, after),
     }
@@ -103,6 +115,10 @@ def test_counts_and_pages_equal_the_oracle(pair: tuple[list[dict], list[dict]], 
         expected = oracle(old, new)
         first, changes = every_page(older, newer, limit)
         assert first.counts == {c: len(expected[c]) for c in DIFF_CATEGORIES}
+        assert first.compared == len({r["name"] for r in old} & {r["name"] for r in new})
+        gaps = first.module_gaps
+        assert (gaps.declarations_only_in_older, gaps.declarations_only_in_newer) == (
+            len(old) if not new else 0, len(new) if not old else 0)  # one module: a gap only when a side is empty
         assert first.not_recorded == {}
         assert [(c.category, c.name) for c in changes] == [(c, n) for c in DIFF_CATEGORIES for n in expected[c]]
         by_name = {r["name"]: r for r in new}
@@ -125,7 +141,7 @@ def test_lean_rename_pattern_is_renamed_and_a_plain_deprecation_is_deprecated(tm
         record(["Nat", "keep"]),
     ]
     report = diff_declarations(catalog(tmp_path, "old", old), catalog(tmp_path, "new", new), limit=10)
-    assert report.counts == {"added": 1, "removed": 0, "retyped": 0, "deprecated": 2, "renamed": 1}
+    assert report.counts == {"added": 1, "removed": 0, "retyped": 0, "reprinted": 0, "deprecated": 2, "renamed": 1}
     listed = {(c.category, c.name): c for c in report.changes}
     renamed = listed["renamed", "Nat.foo"]
     assert (renamed.deprecated_to, renamed.deprecated_since, renamed.kind) == ("Nat.foo'", "2025-03-01", "theorem")
@@ -140,11 +156,11 @@ def test_a_side_without_deprecation_gives_null_counts_and_refuses_those_lists(tm
     older = catalog(tmp_path, "old", old, approximate_fields=["is_deprecated"])
     newer = catalog(tmp_path, "new", new)
     report = diff_declarations(older, newer)
-    assert report.counts == {"added": 1, "removed": 1, "retyped": 1, "deprecated": None, "renamed": None}
+    assert report.counts == {"added": 1, "removed": 1, "retyped": 1, "reprinted": 0, "deprecated": None, "renamed": None}
     assert set(report.not_recorded) == {"deprecated", "renamed"}
     assert "OLD" in report.not_recorded["deprecated"] and "does not record deprecation" in report.not_recorded["deprecated"]
     assert report.older.deprecation_recorded is False and report.newer.deprecation_recorded is True
-    assert report.categories == ["added", "removed", "retyped"]
+    assert report.categories == ["added", "removed", "retyped", "reprinted"]
     with pytest.raises(LeanIndexError) as refused:
         diff_declarations(older, newer, ["retyped", "renamed"])
     assert refused.value.code == ErrorCode.NOT_RECORDED and refused.value.details["categories"] == ["renamed"]
@@ -188,7 +204,7 @@ def test_cli_json_text_folders_and_exit_status(tmp_path: Path) -> None:
     result = invoke("old", "new", "--root", str(tmp_path), "--json", "--limit", "1")
     assert result.exit_code == OUTCOME_EXIT[Outcome.DRIFTED]
     report = json.loads(result.stdout)
-    assert report["counts"] == {"added": 2, "removed": 1, "retyped": 0, "deprecated": 0, "renamed": 0}
+    assert report["counts"] == {"added": 2, "removed": 1, "retyped": 0, "reprinted": 0, "deprecated": 0, "renamed": 0}
     assert [c["name"] for c in report["changes"]] == ["D"]  # Name.lt: a shorter prefix first
     following = json.loads(invoke("old", "new", "--root", str(tmp_path), "--json", "--after", report["next_cursor"]).stdout)
     assert [c["name"] for c in following["changes"]] == ["B.c", "A"] and following["complete"] is True

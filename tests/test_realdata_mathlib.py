@@ -20,6 +20,7 @@ from leanindex.docgen import DocgenImport, import_docgen
 from leanindex.engine import Engine
 from leanindex.models import InspectRequest, SearchRequest
 
+from instances_support import archive_instance_table, catalog_instance_table
 from realdata_support import MATHLIB_ARCHIVE, archive_declaration_names, realdata_path
 
 pytestmark = pytest.mark.realdata
@@ -36,7 +37,7 @@ def mathlib_archive() -> Path:
 @pytest.fixture(scope="session")
 def mathlib_build(mathlib_archive: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DocgenImport]:
     root = tmp_path_factory.mktemp("docgen-mathlib")
-    return root, import_docgen(mathlib_archive, root, "mathlib")
+    return root, import_docgen(mathlib_archive, root, "mathlib", package_roots=["Mathlib"])
 
 
 @pytest.fixture(scope="session")
@@ -199,3 +200,26 @@ def test_text_search_pushforward_measure(engine: Engine) -> None:
     rest = engine.search(SearchRequest(environment="MATHLIB", text="pushforward measure", result_limit=50, after=first.next_cursor))
     names = [r.name for r in first.results + rest.results]
     assert len(names) == len(set(names)) == first.total_matches
+
+
+def test_every_class_has_exactly_the_instances_of_docgens_table(mathlib_build, mathlib_archive: Path) -> None:
+    root, _ = mathlib_build
+    table = archive_instance_table(mathlib_archive)
+    assert (len(table), sum(map(len, table.values()))) == (1724, 29281)
+    assert catalog_instance_table(root, "mathlib") == table
+    # The issue's figures: what the conclusion heads missed.
+    assert (len(table["Decidable"]), len(table["DFunLike"]), len(table["CoeFun"])) == (848, 209, 79)
+
+
+def test_gaps_blind_spots_and_absent_facts(mathlib_build) -> None:
+    _, result = mathlib_build
+    manifest = result.manifest
+    assert manifest.gaps.missing_modules == []
+    # The project the documentation was built in (`--package-root Mathlib`: Mathlib, its dependencies, Lean core).
+    assert [(h.module, h.declarations) for h in manifest.gaps.host_modules] == [("KMTT", 0), ("KMTT.Basic", 1)]
+    assert manifest.source.absent_facts == ["flag:deprecated", "hidden", "kind:recursor"]
+    # A signature shows an operator when its symbol is followed by a space (`∏ᶜ`, `∑'`, `⋃₀` are other notations).
+    assert [(b.constant, b.linked, b.signatures) for b in manifest.source.blind_spots] == [
+        ("Finset.sum", 14, 2613), ("Finset.prod", 6, 1333), ("iSup", 79, 1244),
+        ("iInf", 98, 1022), ("Set.iUnion", 12, 1338), ("Set.iInter", 0, 686),
+    ]

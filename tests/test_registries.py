@@ -28,7 +28,7 @@ def test_every_error_code_has_an_http_and_an_exit_status(code: ErrorCode) -> Non
 
 
 def _tools() -> list:
-    """Every tool of the one tool list, built without a catalog or checker."""
+    """Every tool of the one tool list, bound without a catalog or checker."""
     import tempfile
 
     from leanindex.engine import Engine
@@ -39,21 +39,27 @@ def _tools() -> list:
 
 
 @pytest.mark.parametrize("spec", _tools(), ids=lambda spec: spec.name)
-def test_every_tool_has_its_route_client_method_renderer_and_doc_entry(spec) -> None:
-    """A tool of `service.tools.server_tools` has: an HTTP route in the app (checked route by
-    route in `test_service_http`), a `leanindex.Client` method, a text renderer, a description,
-    and an entry in the docs' tables (docs/surfaces.md, docs/checker.md or
-    docs/agent-workflow.md)."""
-    from pathlib import Path
-
+def test_every_tool_has_its_call_route_client_method_renderer_and_doc_entry(spec) -> None:
+    """A tool of `leanindex.tools.TOOLS` has: a `ToolCalls` method answering it, a POST route
+    (made by the app, checked route by route in `test_service_http`), a `leanindex.Client`
+    method, a text renderer, a description, and its row in the generated `api/tools.md`."""
+    from leanindex.api_files import tools_table
     from leanindex.client import Client
+    from leanindex.service.tools import ToolCalls
 
-    assert spec.http_route.split(" ", 1)[0] in {"GET", "POST"}
+    assert callable(getattr(ToolCalls, spec.answered_by, None)) and not spec.answered_by.startswith("_")
+    assert spec.http_route.startswith("POST /v1/")
     assert callable(getattr(Client, spec.client_method, None)), f"Client has no {spec.client_method}"
     assert callable(spec.render) and spec.description.strip() and spec.title.strip()
-    docs = Path(__file__).resolve().parents[1] / "docs"
-    tables = "".join((docs / page).read_text(encoding="utf-8") for page in ("surfaces.md", "checker.md", "agent-workflow.md", "cluster.md", "diff.md"))
-    assert f"`{spec.name}`" in tables, f"no docs entry names `{spec.name}`"
+    assert f"| `{spec.name}` | `{spec.alias}` | `{spec.http_route}` | `{spec.client_method}` |" in tools_table()
+
+
+def test_tool_names_routes_and_client_methods_are_unique() -> None:
+    from leanindex.tools import TOOLS
+
+    for key in ("name", "http_route", "client_method"):
+        values = [getattr(spec, key) for spec in TOOLS]
+        assert len(values) == len(set(values)), key
 
 
 def test_every_reason_code_has_its_failure_class_and_hint() -> None:
@@ -101,36 +107,65 @@ def test_the_catalog_layer_depends_on_no_request_or_response_model(layer: str) -
     assert offending == []
 
 
-def test_a_post_tool_gets_its_route_from_its_spec_and_a_get_tool_needs_one_written(tmp_path, monkeypatch) -> None:
-    """A tool added to `server_tools` with a POST route is served with no change to
-    `service/http.py`; one with a GET route that nobody wrote stops the app at start."""
+def test_a_tool_declared_once_reaches_every_surface(tmp_path, monkeypatch) -> None:
+    """One more `ToolSpec` in `leanindex.tools.TOOLS` over an existing call is served with no
+    other change: MCP lists it, the app has its POST route and OpenAPI entry, `Client.local()`
+    answers it by name and by its generated method, and the docs table has its row. A tool whose
+    route is not a POST, which nobody wrote, stops the app at start."""
+    import asyncio
     import dataclasses
 
     import httpx
 
+    from leanindex import client as client_module
+    from leanindex import tools as tools_module
+    from leanindex.api_files import tools_table
     from leanindex.engine import Engine
     from leanindex.service import http
+    from leanindex.service import tools as served_module
+    from leanindex.service.gate import CallGate
+    from leanindex.service.mcp import tool_definitions
 
-    real = http.server_tools
+    extra = dataclasses.replace(
+        tools_module.tool_named("lean.environments"), name="lean.test.environments", http_route="POST /v1/test/environments",
+        client_method="test_environments",
+    )
+    listed = (*tools_module.TOOLS, extra)
+    monkeypatch.setattr(tools_module, "TOOLS", listed)
+    monkeypatch.setattr(served_module, "TOOLS", listed)
+    monkeypatch.setattr(client_module, "TOOLS", listed)
+    monkeypatch.delattr(client_module.Client, "test_environments", raising=False)
+    client_module.add_tool_methods()
+    try:
+        served = served_module.server_tools(Engine(tmp_path), CallGate(1, 1.0), None)
+        assert "lean.test.environments" in {t.name for t in tool_definitions([s for s in served if s.enabled])}
+        app = http.create_app(Engine(tmp_path))
+        assert "/v1/test/environments" in app.openapi()["paths"]
 
-    def with_extra(route: str):
-        def tools(engine, gate, checker):
-            specs = real(engine, gate, checker)
-            return [*specs, dataclasses.replace(specs[2], name="lean.test.environments", http_route=route)]
-        return tools
+        async def ask() -> httpx.Response:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as web:
+                return await web.post("/v1/test/environments", json={})
 
-    monkeypatch.setattr(http, "server_tools", with_extra("POST /v1/test/environments"))
-    app = http.create_app(Engine(tmp_path))
-    transport = httpx.ASGITransport(app=app)
-
-    async def ask() -> httpx.Response:
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            return await client.post("/v1/test/environments", json={})
-
-    import asyncio
-
-    answer = asyncio.run(ask())
-    assert answer.status_code == 200 and answer.json() == {"environments": []}
-    monkeypatch.setattr(http, "server_tools", with_extra("GET /v1/test/environments"))
+        answer = asyncio.run(ask())
+        assert answer.status_code == 200 and answer.json() == {"environments": []}
+        with client_module.Client.local(tmp_path) as local:
+            assert local.call("lean.test.environments").environments == []
+            assert local.call("lean_test_environments").environments == []
+            assert local.test_environments().environments == []  # type: ignore[attr-defined]
+        assert "| `lean.test.environments` |" in tools_table()
+    finally:
+        delattr(client_module.Client, "test_environments")
+    monkeypatch.setattr(tools_module, "TOOLS", (*tools_module.TOOLS[:-1], dataclasses.replace(extra, http_route="GET /v1/test/environments")))
+    monkeypatch.setattr(served_module, "TOOLS", tools_module.TOOLS)
     with pytest.raises(RuntimeError, match="lean.test.environments"):
         http.create_app(Engine(tmp_path))
+
+
+def test_an_unknown_tool_name_gets_the_close_names() -> None:
+    from leanindex.errors import ErrorCode, LeanIndexError
+    from leanindex.tools import tool_named
+
+    with pytest.raises(LeanIndexError) as raised:
+        tool_named("lean.declaration.serch")
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    assert raised.value.details["suggestions"][0] == "lean.declaration.search"

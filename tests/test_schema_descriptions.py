@@ -25,8 +25,10 @@ from leanindex.errors import ErrorBody, ErrorCode, ErrorResponse, LeanIndexError
 
 
 def documents() -> Iterator[tuple[str, Any]]:
-    """Each `api/` document as the code produces it, MCP input schemas left out (see above)."""
+    """Each `api/` JSON document as the code produces it, MCP input schemas left out (see above)."""
     for name, produce in API_FILES.items():
+        if not name.endswith(".json"):
+            continue  # the Markdown table of tools
         document = json.loads(produce())
         if name == "mcp-tools.json":
             for tool in document["tools"]:

@@ -118,7 +118,9 @@ def test_search_with_the_short_syntax(page: object, server: str) -> None:
     page.click("button[type=submit]")  # type: ignore[attr-defined]
     names = page.locator("ol.results a.name").all_inner_texts()  # type: ignore[attr-defined]
     assert "Nat.add_comm" in names and all(name.startswith("Nat.") and "add_comm" in name for name in names)
-    assert re.fullmatch(rf"1–{len(names)} of {len(names)} · complete", page.inner_text("#completeness"))  # type: ignore[attr-defined]
+    # The core catalog lacks four Std modules (so no unscoped answer is complete) and doc-gen4's
+    # kinds are approximate (issue 28).
+    assert re.fullmatch(rf"1–{len(names)} of {len(names)} · incomplete · approximate", page.inner_text("#completeness"))  # type: ignore[attr-defined]
     item = page.locator("ol.results li", has=page.locator("a.name", has_text=re.compile(r"^Nat\.add_comm$")))  # type: ignore[attr-defined]
     assert item.locator(".type").inner_text() == "(n m : Nat) : n + m = m + n"
     assert item.locator(".module").inner_text() == "Init.Data.Nat.Basic"
@@ -142,7 +144,7 @@ def test_follow_a_constant_link(page: object, server: str) -> None:
     assert page.locator("dl.facts a.doc-link").get_attribute("href").endswith("/Init/Prelude.html#List.length")  # type: ignore[attr-defined]
     shoot(page, "declaration")
     page.click("text=Declarations whose type mentions List.length")  # type: ignore[attr-defined]
-    assert re.search(r" of [\d,]+ · (more|complete)$", page.inner_text("#completeness"))  # type: ignore[attr-defined]
+    assert re.search(r" of [\d,]+ · (more|incomplete) · approximate$", page.inner_text("#completeness"))  # type: ignore[attr-defined]
 
 
 def test_pages_follow_the_cursor(page: object, server: str) -> None:
@@ -153,7 +155,7 @@ def test_pages_follow_the_cursor(page: object, server: str) -> None:
     first_names = page.locator("ol.results a.name").all_inner_texts()  # type: ignore[attr-defined]
     page.click("a[rel=next]")  # type: ignore[attr-defined]
     second = page.inner_text("#completeness")  # type: ignore[attr-defined]
-    assert re.fullmatch(rf"11–\d+ of {total.group(1)} · (more|complete)", second), second
+    assert re.fullmatch(rf"11–\d+ of {total.group(1)} · (more|incomplete)", second), second
     second_names = page.locator("ol.results a.name").all_inner_texts()  # type: ignore[attr-defined]
     assert not set(first_names) & set(second_names)
     assert page.input_value("input[name=q]") == "succ_le ns:Nat"  # type: ignore[attr-defined]
@@ -170,7 +172,8 @@ def test_unknown_environment(page: object, server: str) -> None:
 
 def test_empty_result(page: object, server: str) -> None:
     page.goto(server + "/?env=CORE-DOCGEN&q=zzqqxx_no_such_name")  # type: ignore[attr-defined]
-    assert page.inner_text("#completeness") == "0 of 0 · complete"  # type: ignore[attr-defined]
+    assert page.inner_text("#completeness") == "0 of 0 · incomplete"  # type: ignore[attr-defined]
+    assert "Std.Data.DTreeMap.Lemmas" in page.inner_text(".caveat")  # type: ignore[attr-defined]
     assert "No declaration matches every filter." in page.inner_text("main")  # type: ignore[attr-defined]
     shoot(page, "empty")
 

@@ -20,13 +20,14 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from service_support import GatedEngine, free_port, live_server, sample_root  # noqa: F401  (fixture)
 
+from gappy_support import build_gappy
 from leanindex.engine import Engine
 from leanindex.errors import HTTP_STATUS, ErrorCode
 from leanindex.service.config import ServiceConfig
 from leanindex.service.http import create_app
 from leanindex.service.serving import server_config
+from service_support import GatedEngine, free_port, live_server, sample_root  # noqa: F401  (fixture)
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 TOKEN = "hostile-test-token"
@@ -395,7 +396,8 @@ def leaked_paths(text: str, paths: list[str]) -> list[str]:
 @pytest.fixture(scope="module")
 def damaged_roots(sample_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:  # noqa: F811
     """Copies of the sample root: `tampered` (a catalog file's bytes changed), `missing` (a
-    catalog file deleted), `no_catalog` (a manifest whose catalog folder is gone)."""
+    catalog file deleted), `no_catalog` (a manifest whose catalog folder is gone); and `gappy`, a
+    catalog with absent facts and missing modules (`gappy_support`)."""
     roots = {}
     for name in ("tampered", "missing", "no_catalog"):
         root = tmp_path_factory.mktemp(f"leak-{name}") / "root"
@@ -414,6 +416,9 @@ def damaged_roots(sample_root: Path, tmp_path_factory: pytest.TempPathFactory) -
             if link.is_symlink():
                 link.unlink()
         roots[name] = root
+    gappy = tmp_path_factory.mktemp("leak-gappy") / "root"
+    build_gappy(gappy)
+    roots["gappy"] = gappy
     return roots
 
 
@@ -458,8 +463,8 @@ def provoked_answers(sample_root: Path, damaged_roots: dict[str, Path]) -> Itera
         yield "http unauthorized", answer.json()["error"]["code"], answer.text
     for http in serving(sample_root, ServiceConfig(max_concurrent=0)):
         yield from over_both(http, "busy", search)
-    for name, root in damaged_roots.items():
-        for http in serving(root, ServiceConfig()):
+    for name in ("tampered", "missing", "no_catalog"):
+        for http in serving(damaged_roots[name], ServiceConfig()):
             yield from over_both(http, name, search)
             answer = http.get("/v1/declarations/Nat.add_comm", params={"environment": "SAMPLE"})
             yield f"http inspect {name}", answer.json()["error"]["code"], answer.text
@@ -475,6 +480,17 @@ def provoked_answers(sample_root: Path, damaged_roots: dict[str, Path]) -> Itera
         gated.release.set()
     for http in serving(sample_root, ServiceConfig(), BrokenEngine(sample_root)):
         yield from over_both(http, "internal_error", search)
+    gappy = damaged_roots["gappy"]
+    for http in serving(gappy, ServiceConfig()):
+        yield from over_both(http, "not_recorded", {"environment": "GAPPY", "kinds": ["recursor"]})
+        answer = http.get("/v1/declarations/Gone.lemma", params={"environment": "GAPPY"})
+        yield "http missing_module", answer.json()["error"]["code"], answer.text
+        result = mcp_call(http, "lean.declaration.inspect", {"environment": "GAPPY", "declaration_name": "Gone.lemma"})
+        yield "mcp missing_module", result.json()["result"]["structuredContent"]["error"]["code"], result.text
+        page = http.get("/d/Gone.lemma", params={"env": "GAPPY"})
+        yield "page missing_module", "-", page.text
+        page = http.get("/", params={"env": "NOPE", "q": "add"})
+        yield "page unknown_environment", "-", page.text
 
 
 def test_no_error_answer_shows_a_server_path(sample_root: Path, damaged_roots: dict[str, Path]) -> None:  # noqa: F811
@@ -485,7 +501,13 @@ def test_no_error_answer_shows_a_server_path(sample_root: Path, damaged_roots: d
     codes = {code for _what, code, _text in answers}
     assert codes >= {
         "invalid_request", "unknown_environment", "not_found", "payload_too_large", "check_disabled", "host_not_allowed",
-        "unauthorized", "busy", "digest_mismatch", "catalog_unavailable", "timeout", "internal_error",
+        "unauthorized", "busy", "digest_mismatch", "catalog_unavailable", "timeout", "internal_error", "not_recorded",
+        "missing_module",
     }, codes
+    # The rest are answered only by a checker (tests/test_service_check.py and the checker's
+    # tests), or raised by builds and imports, which no client request starts.
+    assert {code.value for code in ErrorCode} - codes == {
+        "backend_error", "forbidden_command", "header_mismatch", "unknown_proof_state", "invalid_stream", "io_error", "storage_full",
+    }
     leaks = {what: leaked_paths(text, paths) for what, _code, text in answers if leaked_paths(text, paths)}
     assert not leaks, json.dumps(leaks, indent=1)

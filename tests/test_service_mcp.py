@@ -94,7 +94,7 @@ async def exercise(client: Client, root: Path) -> None:
     for diff in ("lean.catalog.diff", "lean_catalog_diff"):
         result = await call(client, diff, {"older": "SAMPLE", "newer": "sample"}, schemas)
         assert not result.is_error and result.structured_content["counts"] == dict.fromkeys(
-            ("added", "removed", "retyped", "deprecated", "renamed"), 0)
+            ("added", "removed", "retyped", "reprinted", "deprecated", "renamed"), 0)
         refused = await call(client, diff, {"older": "SAMPLE", "newer": "SAMPLE", "after": "!"}, schemas)
         assert refused.is_error and refused.structured_content["error"]["details"] == {"field": "after"}
 

@@ -13,11 +13,12 @@ with the server's error object (code, message, details) on a refusal or failure.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
@@ -26,41 +27,38 @@ from pydantic import BaseModel, ValidationError
 from .checker.batch import ItemLike, as_item, outcome_of
 from .checker.models import (
     MAX_BATCH_ITEMS,
-    AuditRequest,
     AuditResponse,
     BatchCheckRequest,
     BatchCheckResponse,
-    CheckRequest,
     CheckResponse,
-    ProofCloseRequest,
     ProofCloseResponse,
-    ProofStateRequest,
     ProofStateResponse,
-    ProofStepRequest,
     ProofStepResponse,
-    ProofStepsRequest,
     ProofStepsResponse,
-    TargetCheckRequest,
     TargetCheckResponse,
 )
-from .engine import Engine
-from .engine.diff import DeclarationDiff, DiffRequest
+from .engine.diff import DeclarationDiff
 from .errors import ErrorCode, LeanIndexError
-from .models import (
-    EnvironmentsRequest,
-    EnvironmentsResponse,
-    ErrorResponse,
-    InspectRequest,
-    InspectResponse,
-    SearchRequest,
-    SearchResponse,
-    StopReason,
-    TypePattern,
+from .models import EnvironmentsResponse, ErrorResponse, InspectResponse, SearchResponse, StopReason, TypePattern
+from .tools import (
+    AUDIT,
+    CHECK,
+    CHECK_BATCH,
+    DIFF,
+    ENVIRONMENTS,
+    INSPECT,
+    PROOF_CLOSE,
+    PROOF_STATE,
+    PROOF_STEP,
+    PROOF_STEPS,
+    PROOF_TREE,
+    SEARCH,
+    TARGET,
+    TOOLS,
+    ToolSpec,
+    tool_named,
 )
 from .validation import invalid_request
-
-T = TypeVar("T", bound=BaseModel)
-
 
 
 def declaration_path(name: str) -> str:
@@ -80,24 +78,23 @@ def declaration_path(name: str) -> str:
     return "/v1/declarations/" + encoded
 
 class _Backend(Protocol):
-    def search(self, request: SearchRequest) -> SearchResponse: ...
-    def inspect(self, request: InspectRequest) -> InspectResponse: ...
-    def environments(self) -> EnvironmentsResponse: ...
-    def diff(self, request: DiffRequest) -> DeclarationDiff: ...
-    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T: ...
+    def call(self, spec: ToolSpec, request: BaseModel) -> Any: ...
     def close(self) -> None: ...
 
 
 class _HttpBackend:
-    """Calls a leanindex HTTP server with httpx."""
+    """Calls a leanindex HTTP server with httpx: every tool at its POST route."""
 
     def __init__(self, base_url: str, token: str | None, timeout: float):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
 
-    def _call(self, method: str, path: str, model: type[Any], **kwargs: Any) -> Any:
+    def call(self, spec: ToolSpec, request: BaseModel) -> Any:
+        """`spec`'s answer to `request` from its route (`ToolSpec.http_route`, a POST)."""
+        method, path = spec.http_route.split(" ", 1)
+        body = request.model_dump_json(exclude_none=True)
         try:
-            response = self.http.request(method, path, **kwargs)
+            response = self.http.request(method, path, content=body, headers={"Content-Type": "application/json"})
         except httpx.TimeoutException as error:
             raise LeanIndexError(ErrorCode.TIMEOUT, f"no answer from {self.http.base_url} in time: {error}") from None
         except httpx.TransportError as error:
@@ -105,30 +102,8 @@ class _HttpBackend:
                 ErrorCode.BACKEND_ERROR, f"cannot reach {self.http.base_url}: {error}", {"base_url": str(self.http.base_url)}
             ) from None
         if response.is_success:
-            return model.model_validate_json(response.content)
+            return spec.response_model.model_validate_json(response.content)
         raise _error_from(response)
-
-    def search(self, request: SearchRequest) -> SearchResponse:
-        body = request.model_dump_json(exclude_none=True)
-        return self._call("POST", "/v1/declarations/search", SearchResponse, content=body, headers={"Content-Type": "application/json"})
-
-    def inspect(self, request: InspectRequest) -> InspectResponse:
-        path = declaration_path(request.declaration_name)
-        return self._call("GET", path, InspectResponse, params={"environment": request.environment})
-
-    def environments(self) -> EnvironmentsResponse:
-        return self._call("GET", "/v1/environments", EnvironmentsResponse)
-
-    def diff(self, request: DiffRequest) -> DeclarationDiff:
-        path = f"/v1/environments/{quote(request.older, safe='')}/diff/{quote(request.newer, safe='')}"
-        params: dict[str, Any] = {"category": list(request.categories), "limit": request.limit}
-        if request.after is not None:
-            params["after"] = request.after
-        return self._call("GET", path, DeclarationDiff, params=params)
-
-    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
-        body = request.model_dump_json(exclude_none=True)
-        return self._call("POST", route, model, content=body, headers={"Content-Type": "application/json"})
 
     def close(self) -> None:
         self.http.close()
@@ -155,36 +130,21 @@ class _LocalBackend:
     check tools raise `check_disabled` as on a server without one."""
 
     def __init__(self, root: str | Path | None):
+        from .engine import Engine
         from .service.config import ServiceConfig
         from .service.gate import CallGate
-        from .service.tools import DIFF, ENVIRONMENTS, INSPECT, SEARCH, server_tools
+        from .service.tools import server_tools
 
         self.engine = Engine(root)
         config = ServiceConfig()
-        tools = {spec.name: spec for spec in server_tools(self.engine, CallGate(config.max_concurrent, config.time_budget_s), None)}
-        self.search_tool, self.inspect_tool, self.environments_tool, self.diff_tool = (tools[n] for n in (SEARCH, INSPECT, ENVIRONMENTS, DIFF))
-        self.routes = {spec.http_route: spec for spec in tools.values()}
+        self.tools = {spec.name: spec for spec in server_tools(self.engine, CallGate(config.max_concurrent, config.time_budget_s), None)}
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="leanindex-client", daemon=True)
         self.thread.start()
 
-    def _call(self, spec: Any, request: BaseModel) -> Any:
-        return asyncio.run_coroutine_threadsafe(spec.call(request), self.loop).result()
-
-    def search(self, request: SearchRequest) -> SearchResponse:
-        return self._call(self.search_tool, request)
-
-    def inspect(self, request: InspectRequest) -> InspectResponse:
-        return self._call(self.inspect_tool, request)
-
-    def environments(self) -> EnvironmentsResponse:
-        return self._call(self.environments_tool, EnvironmentsRequest())
-
-    def diff(self, request: DiffRequest) -> DeclarationDiff:
-        return self._call(self.diff_tool, request)
-
-    def checker_call(self, route: str, request: BaseModel, model: type[T]) -> T:
-        return self._call(self.routes[f"POST {route}"], request)
+    def call(self, spec: ToolSpec, request: BaseModel) -> Any:
+        """`spec`'s answer to `request` from the served tool of the same name."""
+        return asyncio.run_coroutine_threadsafe(self.tools[spec.name].call(request), self.loop).result()
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -229,9 +189,22 @@ class Client:
         client._backend = _LocalBackend(root)
         return client
 
+    def call(self, tool: str, **fields: Any) -> Any:
+        """The answer of any tool of `leanindex.tools.TOOLS` (dotted name `lean.check` or alias
+        `lean_check`) to the request made of `fields` (its request model's fields by name), as
+        its response model; the same as the tool's method (`search`, `check`, ...), which adds
+        conveniences such as positional arguments.
+
+        Raises `LeanIndexError`: `invalid_request` (an unknown tool, with the closest names; or
+        fields the request model refuses, checked here before anything is sent), and what the
+        tool raises (its method's docstring).
+        """
+        spec = tool_named(tool)
+        return self._backend.call(spec, _validated(spec.request_model, **fields))
+
     def environments(self) -> EnvironmentsResponse:
         """Every served profile with its identity, imports, counts and verification state."""
-        return self._backend.environments()
+        return self.call(ENVIRONMENTS)
 
     def search(self, environment: str, name_contains: str | Sequence[str] | None = None, **filters: Any) -> SearchResponse:
         """One page of a bounded search. `name_contains` is one substring or several (all must
@@ -249,8 +222,7 @@ class Client:
         type_pattern = filters.get("type_pattern")
         if type_pattern is not None and not isinstance(type_pattern, (TypePattern, dict)):
             filters["type_pattern"] = {"constants": list(type_pattern)}
-        request = _validated(SearchRequest, environment=environment, name_contains=name_contains, **filters)
-        return self._backend.search(request)
+        return self.call(SEARCH, environment=environment, name_contains=name_contains, **filters)
 
     def iter_search(self, environment: str, name_contains: str | Sequence[str] | None = None, **filters: Any) -> Iterator[SearchResponse]:
         """Every page of a search, following `next_cursor` until `stop_reason` is `EXHAUSTED`.
@@ -271,8 +243,8 @@ class Client:
         self, older: str, newer: str, categories: str | Sequence[str] = (), *, limit: int = 100, after: str | None = None
     ) -> DeclarationDiff:
         """One page of what changed from environment `older` to `newer`, per declaration
-        (`lean.catalog.diff`; rules in docs/diff.md): counts of added, removed, retyped,
-        deprecated and renamed (null when not recorded), then up to `limit` changes of
+        (`lean.catalog.diff`; rules in docs/diff.md): the module gaps, counts of added, removed,
+        retyped, reprinted, deprecated and renamed (null when not recorded), then up to `limit` changes of
         `categories` (one category or several; default every recorded one); pass the answer's
         `next_cursor` as `after`.
 
@@ -282,15 +254,14 @@ class Client:
         """
         # One category as a plain string, not its letters.
         listed = [categories] if isinstance(categories, str) else list(categories)
-        request = _validated(DiffRequest, older=older, newer=newer, categories=listed, limit=limit, after=after)
-        return self._backend.diff(request)
+        return self.call(DIFF, older=older, newer=newer, categories=listed, limit=limit, after=after)
 
     def inspect(self, environment: str, declaration_name: str) -> InspectResponse:
         """Everything the catalog holds about one declaration, by exact full name.
 
         Raises `LeanIndexError`: `not_found` (with `details["suggestions"]`), and as `search`.
         """
-        return self._backend.inspect(_validated(InspectRequest, environment=environment, declaration_name=declaration_name))
+        return self.call(INSPECT, environment=environment, declaration_name=declaration_name)
 
     def check(self, environment: str, code: str, *, reference: Any = None, timeout_s: float | None = None) -> CheckResponse:
         """Lean's verdict on the complete file `code` (`lean.check`). `reference` pins
@@ -301,8 +272,7 @@ class Client:
         Raises `LeanIndexError` as `check_target`, and `forbidden_command` (the reference holds
         a command that can forge a verdict).
         """
-        request = _validated(CheckRequest, environment=environment, code=code, reference=reference, timeout_s=timeout_s)
-        return self._backend.checker_call("/v1/check", request, CheckResponse)
+        return self.call(CHECK, environment=environment, code=code, reference=reference, timeout_s=timeout_s)
 
     def check_batch(self, items: Iterable[ItemLike]) -> BatchCheckResponse:
         """Lean's verdicts on 1-256 files at once (`lean.check.batch`): `items` are
@@ -318,7 +288,7 @@ class Client:
             request = BatchCheckRequest(items=[as_item(item) for item in items])
         except ValidationError as error:
             raise invalid_request(error.errors()) from None
-        return self._backend.checker_call("/v1/check/batch", request, BatchCheckResponse)
+        return self._backend.call(tool_named(CHECK_BATCH), request)
 
     def check_many(
         self, items: Iterable[ItemLike], *, batch_size: int = 64
@@ -338,8 +308,7 @@ class Client:
         """Every declaration the file `code` adds with its axioms and `sorry` use, and a verdict
         that is never `accepted` unless all of them were audited and there is one at least
         (`lean.audit`). Over HTTP only. Raises `LeanIndexError` as `check_target`."""
-        request = _validated(AuditRequest, environment=environment, code=code, timeout_s=timeout_s)
-        return self._backend.checker_call("/v1/audit", request, AuditResponse)
+        return self.call(AUDIT, environment=environment, code=code, timeout_s=timeout_s)
 
     def check_target(
         self,
@@ -363,11 +332,10 @@ class Client:
         `check_disabled` (a local client, or a server without a checker), `timeout`, `busy`,
         `backend_error`, `unknown_environment`, `unauthorized`.
         """
-        request = _validated(
-            TargetCheckRequest, environment=environment, code=code, target=target, candidates=list(candidates), mode=mode,
+        return self.call(
+            TARGET, environment=environment, code=code, target=target, candidates=list(candidates), mode=mode,
             timeout_s=timeout_s, reference=reference,
         )
-        return self._backend.checker_call("/v1/check/target", request, TargetCheckResponse)
 
     def proof_state(
         self, environment: str, code: str, position: dict[str, int] | None = None, *, session: str = "default", timeout_s: float | None = None
@@ -377,8 +345,7 @@ class Client:
 
         Raises `LeanIndexError`: `invalid_request`, `forbidden_command`, and as `check_target`.
         """
-        request = _validated(ProofStateRequest, environment=environment, code=code, position=position, session=session, timeout_s=timeout_s)
-        return self._backend.checker_call("/v1/proof/state", request, ProofStateResponse)
+        return self.call(PROOF_STATE, environment=environment, code=code, position=position, session=session, timeout_s=timeout_s)
 
     def proof_step(
         self, environment: str, state_id: str, tactic: str, *, session: str = "default", timeout_s: float | None = None
@@ -386,13 +353,11 @@ class Client:
         """Run `tactic` on an open state (`lean.proof.step`); Lean refusing it is `status
         "error"`. Raises `LeanIndexError`: `unknown_proof_state`, `forbidden_command`, and as
         `check_target`."""
-        request = _validated(ProofStepRequest, environment=environment, state_id=state_id, tactic=tactic, session=session, timeout_s=timeout_s)
-        return self._backend.checker_call("/v1/proof/step", request, ProofStepResponse)
+        return self.call(PROOF_STEP, environment=environment, state_id=state_id, tactic=tactic, session=session, timeout_s=timeout_s)
 
     def proof_close(self, environment: str, state_id: str, *, session: str = "default") -> ProofCloseResponse:
         """Release an open state (`lean.proof.close`). Raises `unknown_proof_state`."""
-        request = _validated(ProofCloseRequest, environment=environment, state_id=state_id, session=session)
-        return self._backend.checker_call("/v1/proof/close", request, ProofCloseResponse)
+        return self.call(PROOF_CLOSE, environment=environment, state_id=state_id, session=session)
 
     def proof_steps(
         self, environment: str, code: str, theorem: str | None = None, *, include_theorems: bool = False, tree: bool = False,
@@ -403,10 +368,10 @@ class Client:
         `include_theorems` adds the used constants' signatures from the server's catalog. Over
         HTTP only. Raises `LeanIndexError`: `not_found` (no such declaration),
         `forbidden_command`, and as `check_target`."""
-        request = _validated(
-            ProofStepsRequest, environment=environment, code=code, theorem=theorem, include_theorems=include_theorems, timeout_s=timeout_s
+        return self.call(
+            PROOF_TREE if tree else PROOF_STEPS, environment=environment, code=code, theorem=theorem, include_theorems=include_theorems,
+            timeout_s=timeout_s,
         )
-        return self._backend.checker_call("/v1/proof/tree" if tree else "/v1/proof/steps", request, ProofStepsResponse)
 
     def close(self) -> None:
         """Close the HTTP connection pool (or the local engine's catalogs)."""
@@ -417,3 +382,36 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _tool_method(spec: ToolSpec) -> Any:
+    """The `Client` method of a tool that has none written above: keyword arguments named as
+    the request model's fields (its signature says so, for `help()` and notebooks), the tool's
+    description as its docstring, answered by `Client.call`."""
+
+    def method(self: Client, **fields: Any) -> Any:
+        return self.call(spec.name, **fields)
+
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True),
+            annotation=field.annotation,
+        )
+        for name, field in spec.request_model.model_fields.items()
+    ]
+    method.__name__ = method.__qualname__ = spec.client_method
+    method.__doc__ = f"`{spec.name}`: {spec.title}.\n\n{spec.description}\n\nRaises `LeanIndexError` as `Client.call`."
+    method.__signature__ = inspect.Signature(parameters, return_annotation=spec.response_model)  # type: ignore[attr-defined]
+    return method
+
+
+def add_tool_methods() -> None:
+    """Give `Client` a method for every tool of `TOOLS` that has none written above."""
+    for spec in TOOLS:
+        if spec.client_method not in Client.__dict__:
+            setattr(Client, spec.client_method, _tool_method(spec))
+
+
+add_tool_methods()

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from .catalog.layout import CatalogPaths
+from .catalog.links import CORE_ROOTS
 from .catalog.manifest import Manifest
 from .catalog.verify import verify_catalog
 from .docgen import DocgenImport, import_docgen
@@ -51,10 +52,11 @@ def import_embedded(
     on_build: Callable[[int], None] | None = None,
     on_line: Callable[[int], None] | None = None,
 ) -> DocgenImport:
-    """Import the embedded archive as `core-docgen` under `root` (Lean version 4.33.0); the
-    callbacks are `import_docgen`'s. Raises what `import_docgen` raises; on any error nothing
-    under `root` changes."""
+    """Import the embedded archive as `core-docgen` under `root` (Lean version 4.33.0; the
+    profile's packages are Lean core's, so the modules of the project the documentation was
+    built in are listed as host modules); the callbacks are `import_docgen`'s. Raises what
+    `import_docgen` raises; on any error nothing under `root` changes."""
     return import_docgen(
         embedded_archive(), root, EMBEDDED_PROFILE, lean_version=EMBEDDED_LEAN_VERSION,
-        on_read=on_read, on_build=on_build, on_line=on_line,
+        on_read=on_read, on_build=on_build, on_line=on_line, package_roots=sorted(CORE_ROOTS),
     )

@@ -39,6 +39,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_PROOF_STATE = "unknown_proof_state"
     FORBIDDEN_COMMAND = "forbidden_command"
     HOST_NOT_ALLOWED = "host_not_allowed"
+    MISSING_MODULE = "missing_module"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -64,6 +65,8 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.FORBIDDEN_COMMAND: 400,
     # 421 Misdirected Request: the `Host` names a server this one is not (DNS rebinding).
     ErrorCode.HOST_NOT_ALLOWED: 421,
+    # The name is known (signatures link it), its module's declarations are not in the catalog.
+    ErrorCode.MISSING_MODULE: 404,
 }
 
 class Outcome(StrEnum):
@@ -121,6 +124,7 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.UNKNOWN_PROOF_STATE: 5,
     ErrorCode.FORBIDDEN_COMMAND: 3,
     ErrorCode.HOST_NOT_ALLOWED: 3,
+    ErrorCode.MISSING_MODULE: 20,
 }
 
 

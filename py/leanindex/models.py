@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from copy import copy
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, create_model, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -25,7 +25,7 @@ from .identity import (  # noqa: F401  (re-exported: part of the public models)
     display_profile,
     normalize_profile,
 )
-from .records import FLAG_FIELDS, SEARCH_RESULT_FIELDS, DeclarationRecord, Kind, record_fields
+from .records import FLAG_FIELDS, SEARCH_RESULT_FIELDS, DeclarationRecord, Kind, SourceRange, record_fields
 
 #: What `names.parse_name` reads (the engine refuses any other name with `invalid_request`), as
 #: a JSON Schema pattern: dot-separated components, each `«...»` (no `»` inside), a number
@@ -57,16 +57,33 @@ class StopReason(StrEnum):
 
 
 class Completeness(StrEnum):
-    """`COMPLETE` when every match after the cursor was returned, `PARTIAL` otherwise."""
+    """`COMPLETE` when every match after the cursor was returned and no module the search could
+    reach is missing from the catalog (`SearchResponse.missing_modules`), `PARTIAL` otherwise."""
 
     COMPLETE = "COMPLETE"
     PARTIAL = "PARTIAL"
 
 
 class Assurance(StrEnum):
-    """How the answer was obtained: `COMPUTED` is an exact scan of the verified catalog."""
+    """How far the answer's matching can be trusted: `COMPUTED` is an exact scan of the verified
+    catalog reading only fields its source records exactly; `APPROXIMATE` when a filter read a
+    field the source only approximates (`SearchResponse.approximate_filters` names them)."""
 
     COMPUTED = "COMPUTED"
+    APPROXIMATE = "APPROXIMATE"
+
+
+class ApproximateFilter(Frozen):
+    """A filter of the request that read record fields this catalog's source only approximates,
+    so matches can be missing or extra (e.g. `type_pattern` reads `type_constants`, which
+    doc-gen4 data fills from the links in a signature: `∑` links no `Finset.sum`)."""
+
+    filter: str = Field(description="The request field of the filter, e.g. `type_pattern` or `kinds`.")
+    fields: list[str] = Field(description="The approximate record fields it read, e.g. `type_constants`.")
+    blind_spots: list[str] = Field(
+        description="The source's known blind spots in those fields that concern this filter (for a filter "
+        "naming constants, those about the constants it names), one sentence each; empty when none is known."
+    )
 
 
 ConstantNames = Annotated[list[DeclarationName], Field(min_length=1, max_length=8)]
@@ -111,26 +128,85 @@ def _some_flag(flags: Any) -> Any:
     return flags
 
 
-FlagFilter = create_model(
-    "FlagFilter",
-    __base__=Frozen,
-    __module__=__name__,
-    __doc__="Flags a declaration must have (`true`) or must not have (`false`); a key left out does not matter; at least one key.",
-    __validators__={"_some": model_validator(mode="after")(_some_flag)},
-    # A key is `true` or `false`; leaving it out (not null) is how it does not matter.
-    **{
-        key: (
-            bool,
-            Field(
-                default=None,
-                description=f"true: `{field}` must hold; false: must not.",
-                json_schema_extra=lambda schema: schema.pop("default", None),
-            ),
-        )
-        for key, field in SEARCH_FLAGS.items()
-    },
-)
-FlagFilter.model_config["json_schema_extra"] = {"minProperties": 1}
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+if TYPE_CHECKING:
+    # What the type checker sees of the models made below with `create_model` from the record
+    # (their fields are derived at run time; `tests/test_record_fields.py` checks that these
+    # declarations name the same fields).
+
+    class FlagFilter(Frozen):
+        def __init__(self, **flags: bool) -> None: ...
+
+    class SearchResult(Frozen):
+        name: str
+        kind: Kind
+        type: str
+        namespace: str | None
+        module: str | None
+        range: SourceRange | None
+        source_url: str | None
+        doc_url: str | None
+        match_reasons: list[MatchReason]
+
+    class DeclarationFlags(Frozen):
+        is_private: bool
+        is_internal: bool
+        is_instance: bool
+        is_class: bool
+        is_structure: bool
+        is_unsafe: bool
+        is_deprecated: bool
+        type_fallback: bool
+
+    class InspectResponse(EnvironmentIdentity):
+        name: str
+        components: list[str | int]
+        kind: Kind
+        module: str | None
+        type: str
+        namespace: str | None
+        type_constants: list[str]
+        level_params: list[str]
+        doc: str | None
+        range: SourceRange | None
+        value_constants: list[str] | None
+        conclusion_constants: list[str] | None
+        conclusion_head: str | None
+        source_url: str | None
+        doc_url: str | None
+        deprecated_to: str | None
+        deprecated_since: str | None
+        instance_class: str | None
+        flags: DeclarationFlags
+        uses: list[str] | None
+        used_by_count: int | None
+        instance_count: int | None
+
+
+if not TYPE_CHECKING:
+    FlagFilter = create_model(
+        "FlagFilter",
+        __base__=Frozen,
+        __module__=__name__,
+        __doc__="Flags a declaration must have (`true`) or must not have (`false`); a key left out does not matter; at least one key.",
+        __validators__={"_some": model_validator(mode="after")(_some_flag)},
+        # A key is `true` or `false`; leaving it out (not null) is how it does not matter.
+        **{
+            key: (
+                bool,
+                Field(
+                    default=None,
+                    description=f"true: `{field}` must hold; false: must not.",
+                    json_schema_extra=_no_default,
+                ),
+            )
+            for key, field in SEARCH_FLAGS.items()
+        },
+    )
+    FlagFilter.model_config["json_schema_extra"] = {"minProperties": 1}
 FlagFilter.model_rebuild(force=True)
 
 NameFragment = Annotated[
@@ -180,8 +256,12 @@ class SearchRequest(Frozen):
     module_prefixes: Annotated[list[ModuleName], Field(min_length=1, max_length=16)] | None = Field(
         default=None, description="A module matches when it equals a prefix or lies under one."
     )
-    flags: FlagFilter | None = Field(default=None, description="Flags required (true) or excluded (false).")  # type: ignore[valid-type]
-    instances_of: DeclarationName | None = Field(default=None, description="Instances whose conclusion's head is this class.")
+    flags: FlagFilter | None = Field(default=None, description="Flags required (true) or excluded (false).")
+    instances_of: DeclarationName | None = Field(
+        default=None,
+        description="Instances of this class: those the catalog's instance table lists for it; without that table, "
+        "instances whose conclusion's head it is.",
+    )
     uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
     text: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
         default=None,
@@ -347,20 +427,21 @@ _NAMESPACE = (str | None, Field(description="The name without its last component
 
 # Made of the record's `SEARCH_RESULT_FIELDS` (`namespace` after `type`), so a field added there
 # reaches search answers with no second definition.
-SearchResult = create_model(
-    "SearchResult",
-    __base__=Frozen,
-    __module__=__name__,
-    __doc__="One visible declaration that matched every filter.",
-    **{
-        field: spec
-        for name in SEARCH_RESULT_FIELDS
-        for field, spec in (
-            [(name, _record_field(name)), ("namespace", _NAMESPACE)] if name == "type" else [(name, _record_field(name))]
-        )
-    },
-    match_reasons=(list[MatchReason], Field(description="Which filter matched what.")),
-)
+if not TYPE_CHECKING:
+    SearchResult = create_model(
+        "SearchResult",
+        __base__=Frozen,
+        __module__=__name__,
+        __doc__="One visible declaration that matched every filter.",
+        **{
+            field: spec
+            for name in SEARCH_RESULT_FIELDS
+            for field, spec in (
+                [(name, _record_field(name)), ("namespace", _NAMESPACE)] if name == "type" else [(name, _record_field(name))]
+            )
+        },
+        match_reasons=(list[MatchReason], Field(description="Which filter matched what.")),
+    )
 
 
 class UnknownConstant(Frozen):
@@ -383,19 +464,39 @@ class SearchResponse(EnvironmentIdentity):
     """The answer to a search, with an honest completeness signal.
 
     `stop_reason` is `RESULT_LIMIT` only when at least one more match exists beyond the page
-    (then `completeness` is `PARTIAL` and `next_cursor` continues the scan); otherwise
-    `EXHAUSTED`/`COMPLETE`. `total_matches` is the exact number of visible declarations matching
-    all filters, whatever the limit or cursor; `hidden_matches` counts private and internal
-    declarations that matched and were left out.
+    (then `next_cursor` continues the scan); otherwise `EXHAUSTED`. `completeness` is
+    `COMPLETE` exactly when the scan is `EXHAUSTED` and no module the search could reach is
+    missing from the catalog (`missing_modules`: modules its catalog imports or links, with no
+    declaration in it); `PARTIAL` otherwise. `assurance` is `APPROXIMATE` when a filter read a
+    record field the catalog's source only approximates (`approximate_filters` says which and
+    the known blind spots), `COMPUTED` otherwise. `total_matches` is the exact number of visible
+    declarations of the catalog matching all filters, whatever the limit or cursor;
+    `hidden_matches` counts private and internal declarations that matched and were left out,
+    null when the source omits them (doc-gen4). A filter on a fact the source never had (a kind
+    or flag it cannot know) is refused with `not_recorded`, never answered as none.
     """
 
     results: list[SearchResult] = Field(description="This page's matches, in the answer's order.")
     stop_reason: StopReason = Field(description="RESULT_LIMIT: more matches exist; EXHAUSTED: none left.")
-    completeness: Completeness = Field(description="COMPLETE when no match was left out after the cursor.")
-    assurance: Assurance = Field(description="How the answer was obtained.")
+    completeness: Completeness = Field(
+        description="COMPLETE when no match was left out after the cursor and no module in scope is missing from the catalog."
+    )
+    assurance: Assurance = Field(
+        description="COMPUTED: every filter read exactly recorded fields; APPROXIMATE: some read approximate ones (approximate_filters)."
+    )
+    approximate_filters: list[ApproximateFilter] = Field(
+        default_factory=list, description="The filters that read approximate fields, with the blind spots that concern them; empty when COMPUTED."
+    )
+    missing_modules: list[str] = Field(
+        default_factory=list,
+        description="Modules in the search's scope (all, or under a module_prefixes entry) that the catalog imports or links "
+        "but holds no declaration of; their declarations could match and are not counted.",
+    )
     next_cursor: str | None = Field(description="Pass as `after` for the next page; null on the last.")
     total_matches: int = Field(description="Visible matches in the whole catalog, whatever the limit.")
-    hidden_matches: int = Field(description="Private or internal matches left out.")
+    hidden_matches: int | None = Field(
+        description="Private or internal matches left out; null when the catalog's source omits such declarations."
+    )
     unknown_constants: list[UnknownConstant] = Field(description="Type-pattern constants no type mentions.")
     resolved_constants: list[ResolvedConstant] = Field(
         default_factory=list, description="Partly qualified constants of the request and the constants they resolved to."
@@ -470,13 +571,14 @@ class InspectRequest(Frozen):
     declaration_name: DeclarationName
 
 
-DeclarationFlags = create_model(
-    "DeclarationFlags",
-    __base__=Frozen,
-    __module__=__name__,
-    __doc__="The record's flags (see `leanindex.records.DeclarationRecord`).",
-    **{flag: (bool, Field(description=DeclarationRecord.model_fields[flag].description)) for flag in FLAG_FIELDS},
-)
+if not TYPE_CHECKING:
+    DeclarationFlags = create_model(
+        "DeclarationFlags",
+        __base__=Frozen,
+        __module__=__name__,
+        __doc__="The record's flags (see `leanindex.records.DeclarationRecord`).",
+        **{flag: (bool, Field(description=DeclarationRecord.model_fields[flag].description)) for flag in FLAG_FIELDS},
+    )
 
 #: The record fields an inspect answer carries as they are (all but the line type and the flags).
 INSPECT_RECORD_FIELDS: tuple[str, ...] = tuple(
@@ -485,33 +587,37 @@ INSPECT_RECORD_FIELDS: tuple[str, ...] = tuple(
 
 # Derived from the record so that a new record field reaches inspect answers without a second
 # definition; `namespace` follows `type` and the flags come last.
-InspectResponse = create_model(
-    "InspectResponse",
-    __base__=EnvironmentIdentity,
-    __module__=__name__,
-    __doc__="Everything the catalog holds about one declaration: the record's fields, its namespace "
-    "(the name without its last component; null at the root) and its flags.",
-    **{
-        field: spec
-        for name in INSPECT_RECORD_FIELDS
-        for field, spec in (
-            [(name, _record_field(name)), ("namespace", _NAMESPACE)] if name == "type" else [(name, _record_field(name))]
-        )
-    },
-    flags=(DeclarationFlags, Field(description="The record's boolean flags.")),
-    uses=(
-        list[str] | None,
-        Field(description="Constants of the type and the value (sorted); null when the catalog has no value constants."),
-    ),
-    used_by_count=(
-        int | None,
-        Field(description="Declarations whose value uses this one; null when the catalog has no value constants."),
-    ),
-    instance_count=(
-        int | None,
-        Field(description="For a class: the instances whose conclusion's head it is (null otherwise, or without conclusions)."),
-    ),
-)
+if not TYPE_CHECKING:
+    InspectResponse = create_model(
+        "InspectResponse",
+        __base__=EnvironmentIdentity,
+        __module__=__name__,
+        __doc__="Everything the catalog holds about one declaration: the record's fields, its namespace "
+        "(the name without its last component; null at the root) and its flags.",
+        **{
+            field: spec
+            for name in INSPECT_RECORD_FIELDS
+            for field, spec in (
+                [(name, _record_field(name)), ("namespace", _NAMESPACE)] if name == "type" else [(name, _record_field(name))]
+            )
+        },
+        flags=(DeclarationFlags, Field(description="The record's boolean flags.")),
+        uses=(
+            list[str] | None,
+            Field(description="Constants of the type and the value (sorted); null when the catalog has no value constants."),
+        ),
+        used_by_count=(
+            int | None,
+            Field(description="Declarations whose value uses this one; null when the catalog has no value constants."),
+        ),
+        instance_count=(
+            int | None,
+            Field(
+                description="For a class: the instances the catalog's instance table lists for it (without that table, those "
+                "whose conclusion's head it is); null otherwise, or when neither is recorded."
+            ),
+        ),
+    )
 
 
 def inspect_details(response: Any) -> list[str]:
@@ -530,6 +636,45 @@ def inspect_details(response: Any) -> list[str]:
         )
         if values
     ]
+
+
+def hidden_text(hidden: int | None) -> str:
+    """A search's `hidden_matches` for people: the count, or `unknown` when it is null (the
+    source omits private and internal declarations)."""
+    return "unknown" if hidden is None else str(hidden)
+
+
+#: Most missing modules a caveat names (the answer's `missing_modules` lists them all).
+MODULES_SHOWN = 8
+
+
+def search_caveats(response: SearchResponse) -> list[str]:
+    """What a search answer cannot vouch for, one sentence each, shown on every surface: the
+    missing modules in its scope, then each filter that read approximate fields with the blind
+    spots that concern it. Empty for a `COMPLETE`/`COMPUTED` answer with nothing to add."""
+    lines = []
+    missing = response.missing_modules
+    if missing:
+        more = f" and {len(missing) - MODULES_SHOWN} more" if len(missing) > MODULES_SHOWN else ""
+        lines.append(
+            f"not complete: {len(missing)} module(s) in scope are missing from this catalog, "
+            f"their declarations are not counted: {', '.join(missing[:MODULES_SHOWN])}{more}"
+        )
+    for approximate in response.approximate_filters:
+        spots = f"; {'; '.join(approximate.blind_spots)}" if approximate.blind_spots else ""
+        lines.append(
+            f"approximate: {approximate.filter} reads {', '.join(approximate.fields)}, "
+            f"which {response.source or 'this source'} only approximates{spots}"
+        )
+    return lines
+
+
+def inspect_caveat(response: Any) -> str | None:
+    """The record fields of an inspect answer that its catalog's source only approximates, as
+    one line for people; None when every field is exact."""
+    if not response.approximate_fields:
+        return None
+    return f"approximate in this catalog ({response.source}): {', '.join(response.approximate_fields)}"
 
 
 class EnvironmentSummary(EnvironmentIdentity):

@@ -10,13 +10,13 @@ columns (`catalog/columns.py`), the inspect answer and its flags (`models.py`) d
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from .base import Frozen
 
-STREAM_FORMAT = "leanindex.declarations/v2"
+STREAM_FORMAT: Final = "leanindex.declarations/v2"
 """The format writers write; a `v1` stream (before conclusions) still reads, its records without
 `conclusion_constants` and `conclusion_head` (null: not recorded). `source_url` and `doc_url`
 are optional in both (absent reads as null), so they need no new format: the Lean extractor
@@ -117,7 +117,9 @@ class DeclarationRecord(Frozen):
     replacement (printed name) and `since` text (Lean's `DeprecationEntry.newName?` and `since?`,
     lean4 `src/Lean/Linter/Deprecated.lean`), null when the attribute gives none, the
     declaration is not deprecated, or the producer does not record them (doc-gen4; streams
-    written before these fields).
+    written before these fields). `instance_class` is the class of an instance as the producer's
+    instance table names it (doc-gen4's `instances` entries), null for every other declaration
+    and where not recorded (the Lean extractor does not write it yet; streams before it).
     """
 
     record: Literal["declaration"] = Field(description="Line type.")
@@ -160,6 +162,11 @@ class DeclarationRecord(Frozen):
     )
     deprecated_to: StrictStr | None = Field(default=None, description="`@[deprecated]` replacement name; null when none or not recorded.")
     deprecated_since: StrictStr | None = Field(default=None, description="`@[deprecated]` `since` text; null when none or not recorded.")
+    instance_class: StrictStr | None = Field(
+        default=None,
+        description="The class an instance is an instance of (doc-gen4: its instance table's `className`); null for a "
+        "declaration that is not an instance, and for an instance whose producer does not record it.",
+    )
 
 
 class FooterRecord(Frozen):

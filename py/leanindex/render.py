@@ -28,7 +28,7 @@ from .checker.models import (
 )
 from .engine.diff import DeclarationDiff
 from .errors import LeanIndexError
-from .models import EnvironmentsResponse, InspectResponse, SearchResponse, inspect_details
+from .models import Assurance, EnvironmentsResponse, InspectResponse, SearchResponse, hidden_text, inspect_caveat, inspect_details, search_caveats
 
 
 def render_environments(response: EnvironmentsResponse) -> str:
@@ -48,11 +48,14 @@ def render_environments(response: EnvironmentsResponse) -> str:
 
 
 def render_diff(response: DeclarationDiff) -> str:
-    """Both sides and the counts on the first lines, then one line per change:
-    `category name | type before -> after | deprecated_to since`; the next cursor last."""
+    """Both sides and the counts on the first line, the module gaps (`ModuleGaps.lines`: modules
+    held by one side only, recorded missing and host modules, the declarations counted there)
+    and the reasons for null counts next, then one line per change: `category name | type
+    before -> after | deprecated_to since`; the next cursor last."""
     counts = ", ".join(f"{c} {'not recorded' if n is None else n}" for c, n in response.counts.items())
     lines = [
-        f"{response.older.profile} (lean {response.older.lean_version}) -> {response.newer.profile} (lean {response.newer.lean_version}): {counts}",
+        f"{response.older.profile} (lean {response.older.lean_version}) -> {response.newer.profile} (lean {response.newer.lean_version}): {counts}; compared {response.compared}",
+        *response.module_gaps.lines(response.older, response.newer),
         *(f"not recorded: {reason}" for reason in sorted(set(response.not_recorded.values()))),
     ]
     for change in response.changes:
@@ -68,12 +71,14 @@ def _lean_line(response: Any) -> str:
 
 
 def render_search(response: SearchResponse) -> str:
-    """Stop reason and counts on the first line, then one line per result:
-    `name | kind | type | module | source_url | doc_url` (`-` for null); unknown constants and
-    the next cursor last."""
+    """Stop reason, completeness (and `APPROXIMATE` for such an answer) and counts on the first
+    line, then one line per result: `name | kind | type | module | source_url | doc_url` (`-`
+    for null); resolved and unknown constants, the caveats (`search_caveats`) and the next
+    cursor last."""
+    approximate = f" {Assurance.APPROXIMATE.value}" if response.assurance is Assurance.APPROXIMATE else ""
     lines = [
-        f"{response.stop_reason.value} {response.completeness.value}: {len(response.results)} shown, "
-        f"total_matches {response.total_matches}, hidden_matches {response.hidden_matches} ({_lean_line(response)})"
+        f"{response.stop_reason.value} {response.completeness.value}{approximate}: {len(response.results)} shown, "
+        f"total_matches {response.total_matches}, hidden_matches {hidden_text(response.hidden_matches)} ({_lean_line(response)})"
     ]
     lines.extend(
         f"{r.name} | {r.kind.value} | {r.type} | {r.module or '-'} | {r.source_url or '-'} | {r.doc_url or '-'}"
@@ -85,8 +90,7 @@ def render_search(response: SearchResponse) -> str:
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
         lines.append(f"no declaration's type mentions {unknown.name}{hint}")
-    if response.approximate_fields:
-        lines.append(f"approximate in this catalog ({response.source}): {', '.join(response.approximate_fields)}")
+    lines.extend(search_caveats(response))
     if response.next_cursor:
         lines.append(f"next_cursor {response.next_cursor}")
     return "\n".join(lines)
@@ -94,8 +98,8 @@ def render_search(response: SearchResponse) -> str:
 
 def render_inspect(response: InspectResponse) -> str:
     """`name : type`, then kind, module, lines and environment, the source and doc links (when
-    known), then the optional parts (flags that are set, universes, type constants, docstring),
-    one line each."""
+    known), then the optional parts (flags that are set, universes, type constants), the
+    approximate fields (`inspect_caveat`) and the docstring, one line each."""
     where = f" | lines {response.range.start.line}-{response.range.end.line}" if response.range else ""
     # doc-gen4 types are signatures (binders, then `: type`), not Pi types.
     signature = "type" in response.approximate_fields
@@ -105,6 +109,9 @@ def render_inspect(response: InspectResponse) -> str:
     ]
     lines.extend(f"{label} {url}" for label, url in (("source", response.source_url), ("docs", response.doc_url)) if url)
     lines.extend(inspect_details(response))
+    caveat = inspect_caveat(response)
+    if caveat:
+        lines.append(caveat)
     if response.doc:
         lines.append(response.doc)
     return "\n".join(lines)

@@ -51,6 +51,7 @@ def parse_request(model: type[M], data: bytes | str | Mapping[str, Any]) -> M:
     Raises `LeanIndexError(invalid_request)` (see `invalid_request`) for anything the model
     refuses, including a body that is not JSON.
     """
+    raw: bytes | str
     try:
         value = pydantic_core.from_json(data) if isinstance(data, (bytes, str)) else data
         raw = pydantic_core.to_json(_integral_floats(value))

@@ -40,7 +40,9 @@ from .index import write_index
 from .layout import DATABASE_FILE, DECLARATIONS_FILE, MANIFEST_FILE, CatalogPaths, connect_duckdb
 from .links import ModuleFiles, with_source_urls
 from .manifest import (
+    BlindSpot,
     CatalogDigests,
+    CatalogGaps,
     ExtractorIdentity,
     Manifest,
     PackageRevision,
@@ -79,7 +81,10 @@ class EnvironmentFacts:
     sources), `platform` (where Lean ran), `source` (`lean`, `doc-gen4` or `stream`), and
     `imports` when they differ from the header's, and `module_files` (where the project's
     modules are, so the build fills each record's `source_url`: `catalog/links.py`). Unknown
-    facts stay None (null in the manifest).
+    facts stay None (null in the manifest). `absent_facts`, `blind_spots` and `gaps` are what
+    the producer knows its data lacks (the manifest's `source.absent_facts`,
+    `source.blind_spots` and `gaps`; the doc-gen4 import fills them, the Lean extractor's data
+    has none).
     """
 
     source: SourceKind = "stream"
@@ -92,6 +97,9 @@ class EnvironmentFacts:
     mathlib_commit: str | None = None
     extra_approximate_fields: list[str] = field(default_factory=list)
     module_files: ModuleFiles | None = None
+    absent_facts: list[str] = field(default_factory=list)
+    blind_spots: list[BlindSpot] = field(default_factory=list)
+    gaps: CatalogGaps = field(default_factory=CatalogGaps)
 
 
 def host_platform() -> str:
@@ -303,6 +311,12 @@ CREATE TABLE recorded AS
     FROM read_parquet($decls) d
     LEFT JOIN constants c ON c.name = d.conclusion_head
     ORDER BY d.pos;
+CREATE TABLE instances AS
+    SELECT pos::INTEGER AS pos, instance_class AS class_name
+    FROM read_parquet($decls)
+    WHERE is_instance
+    ORDER BY pos;
+CREATE INDEX instances_class ON instances (class_name);
 CREATE UNIQUE INDEX declarations_name ON declarations (name);
 CREATE UNIQUE INDEX declarations_pos ON declarations (pos);
 CREATE UNIQUE INDEX constants_name ON constants (name);
@@ -321,8 +335,9 @@ CREATE UNIQUE INDEX constants_name ON constants (name);
 
 
 def _write_database(build_dir: Path) -> None:
-    """Complete `catalog.duckdb` (modules, search columns, constants, type postings, indexes)
-    from the Parquet files in `build_dir`."""
+    """Complete `catalog.duckdb` (modules, search columns, constants, type postings, the
+    `instances` table that `catalog.instances` reads, indexes) from the Parquet files in
+    `build_dir`."""
     con = connect_duckdb(build_dir / DATABASE_FILE, memory_limit=BUILD_MEMORY_LIMIT)
     try:
         params = {"decls": str(build_dir / DECLARATIONS_FILE), "serving": str(build_dir / "serving.parquet")}
@@ -372,7 +387,11 @@ def _manifest(
         "extractor": ExtractorIdentity(
             name=header.extractor.name, version=header.extractor.version, digest=facts.extractor_digest
         ),
-        "source": SourceInfo(kind=facts.source, approximate_fields=approximate, commits=dict(header.source_commits)),
+        "source": SourceInfo(
+            kind=facts.source, approximate_fields=approximate, commits=dict(header.source_commits),
+            absent_facts=sorted(set(facts.absent_facts)), blind_spots=list(facts.blind_spots),
+        ),
+        "gaps": facts.gaps,
     }
     draft = Manifest.model_validate(
         {**fields, "environment_digest": "", "manifest_digest": "", "catalog": _digests(summary.count, visible, files)}

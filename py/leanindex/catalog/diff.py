@@ -204,8 +204,8 @@ def diff_catalog(
     fresh = verify_catalog(paths) if against_catalog is not None else read_manifest(paths.manifest)
     where, committed = committed_manifest(paths, against)
     counts = {
-        "declarations": CountChange(before=committed and committed.catalog.declaration_count, after=fresh.catalog.declaration_count),
-        "visible": CountChange(before=committed and committed.catalog.visible_count, after=fresh.catalog.visible_count),
+        "declarations": CountChange(before=committed.catalog.declaration_count if committed else None, after=fresh.catalog.declaration_count),
+        "visible": CountChange(before=committed.catalog.visible_count if committed else None, after=fresh.catalog.visible_count),
     }
     parquet_changed = committed is None or (
         committed.catalog.declarations_parquet_sha256 != fresh.catalog.declarations_parquet_sha256

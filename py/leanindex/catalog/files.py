@@ -151,28 +151,30 @@ def run_with_deadline(fn: Callable[[], T], timeout_s: float, dispose: Callable[[
     `dispose` (to close what it opened), on that thread."""
     done = threading.Event()
     lock = threading.Lock()
-    box: dict[str, object] = {}
+    abandoned = threading.Event()  # the caller stopped waiting
+    values: list[T] = []  # `fn`'s result, once it returned
+    errors: list[BaseException] = []  # what `fn` raised
 
     def work() -> None:
         try:
-            box["value"] = fn()
+            values.append(fn())
         except BaseException as error:  # noqa: BLE001  (handed to the caller)
-            box["error"] = error
+            errors.append(error)
         with lock:
-            abandoned = "abandoned" in box
+            late = abandoned.is_set()
             done.set()
-        if abandoned and "value" in box and dispose is not None:
-            dispose(box["value"])  # type: ignore[arg-type]
+        if late and values and dispose is not None:
+            dispose(values[0])
 
     threading.Thread(target=work, name="leanindex-catalog-io", daemon=True).start()
     if not done.wait(timeout_s):
         with lock:
             if not done.is_set():
-                box["abandoned"] = True
+                abandoned.set()
                 raise DeadlineExceeded(f"no answer within {timeout_s:g} s")
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
+    if errors:
+        raise errors[0]
+    return values[0]
 
 
 class CatalogFile:

@@ -129,7 +129,7 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     arrays["hidden"] = np.asarray(cols["hidden"], dtype=np.bool_)
     arrays["module_id"] = np.asarray(cols["module_id"], dtype=np.int32)
     arrays["flags"] = np.asarray(cols["flag_bits"], dtype=np.uint16)
-    constant_count = con.execute("SELECT count(*) FROM constants").fetchone()[0]
+    [(constant_count,)] = con.execute("SELECT count(*) FROM constants").fetchall()
     for prefix, table in (("", "type_postings"), ("conclusion_", "conclusion_postings"), ("value_", "value_postings")):
         postings = con.execute(f"SELECT constant_id, pos FROM {table} ORDER BY constant_id, pos").fetchnumpy()
         ids = np.asarray(postings["constant_id"], dtype=np.int64)

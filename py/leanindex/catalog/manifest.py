@@ -3,8 +3,8 @@
 A manifest binds `catalog/<profile>/` to its environment: the imports, the Lean version and
 commit, the toolchain line, every Lake package's exact revision, a digest over every loaded
 module's `.olean`, the extractor, and the sha256 of each catalog file. `environment_digest` is
-the sha256 of the canonical JSON of the identity fields (everything but `catalog` and the two
-digests), so two catalogs of the same environment share it whatever their build time.
+the sha256 of the canonical JSON of the identity fields (everything but `catalog`, `gaps` and
+the two digests), so two catalogs of the same environment share it whatever their build time.
 `manifest_digest` is the sha256 of the canonical JSON of every other field (identity, catalog
 counts and digests, builder version, build time, and `environment_digest`), so no field can be
 edited without verification noticing.
@@ -25,7 +25,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
 from ..identity import EnvironmentIdentity, display_profile
-from ..records import LeanInfo
+from ..records import FLAG_FIELDS, Kind, LeanInfo
 from ..storage import storage_failure
 from .files import regular_file_sha256
 from .layout import catalog_file_problem, manifest_label
@@ -55,13 +55,92 @@ class ExtractorIdentity(_Model):
     digest: str | None = Field(default=None, description="sha256 of its sources; null when unknown.")
 
 
+HIDDEN_FACT = "hidden"
+"""The absent fact key for private and internal declarations (a source that leaves them out)."""
+
+
+def kind_fact(kind: Kind) -> str:
+    """The absent fact key of a kernel kind a source never lists: `kind:<kind>` (`kind:recursor`)."""
+    return f"kind:{Kind(kind).value}"
+
+
+def flag_fact(record_field: str) -> str:
+    """The absent fact key of a flag a source cannot know, from the record's boolean field:
+    `is_deprecated` -> `flag:deprecated` (the key of the search `flags` filter, which is the
+    field without `is_`). Raises `ValueError` for a name that is not a flag of the record."""
+    if record_field not in FLAG_FIELDS or not record_field.startswith("is_"):
+        raise ValueError(f"{record_field!r} is not a flag field of a declaration record")
+    return f"flag:{record_field.removeprefix('is_')}"
+
+
+class BlindSpot(_Model):
+    """A known blind spot of an approximate field: a notation the source prints without linking
+    the constant it stands for, so a filter on that constant misses the declarations showing it.
+    `description` says it in one sentence."""
+
+    field: str = Field(description="The record field it affects, e.g. `type_constants`.")
+    notation: str = Field(description="The printed notation, e.g. `∑ x ∈ s, f x`.")
+    constant: str = Field(description="The constant the notation stands for, e.g. `Finset.sum`.")
+    signatures: int = Field(ge=0, description="Signatures in this catalog showing the notation.")
+    linked: int = Field(ge=0, description="Of those, how many link `constant`.")
+
+    @property
+    def description(self) -> str:
+        """One sentence for people: "`∑ x ∈ s, f x` is not linked to `Finset.sum` (14 of 2,613
+        signatures showing it link it)"."""
+        return (f"`{self.notation}` is not linked to `{self.constant}` in {self.field} "
+                f"({self.linked:,} of {self.signatures:,} signatures showing it link it)")
+
+
 class SourceInfo(_Model):
     """Where the records come from: the Lean extractor, doc-gen4 output, or a bare stream;
-    which record fields are approximate there; and repository commits the source names."""
+    which record fields are approximate there, which facts it never has, the known blind spots
+    of its approximate fields; and repository commits the source names."""
 
     kind: SourceKind = Field(description="`lean` (the extractor), `doc-gen4` or `stream`.")
     approximate_fields: list[str] = Field(default_factory=list, description="Record fields this source only approximates.")
     commits: dict[str, str] = Field(default_factory=dict, description="Repository -> commit its data came from.")
+    absent_facts: list[str] = Field(
+        default_factory=list,
+        description="Facts this source never has, sorted: `hidden` (private and internal declarations are left out), "
+        "`kind:<kind>` (a kernel kind it never lists, e.g. `kind:recursor`), `flag:<flag>` (a flag it cannot know, "
+        "e.g. `flag:deprecated`; the keys of the search `flags` filter). A question on one cannot be answered.",
+    )
+    blind_spots: list[BlindSpot] = Field(
+        default_factory=list,
+        description="Known blind spots of the approximate fields (notations the source does not link), by field and constant.",
+    )
+
+
+class MissingModule(_Model):
+    """A module the catalog's modules import or whose declarations their signatures link, with
+    no declarations in the catalog (no declaration file in the source, or one left out)."""
+
+    module: str = Field(description="The module's name.")
+    imported_by: list[str] = Field(description="Catalog modules that import it directly, sorted.")
+    linked_names: list[str] = Field(
+        description="Its declarations known from links in the catalog's signatures, in `Name.lt` order."
+    )
+    linking_declarations: int = Field(ge=0, description="Catalog declarations whose signatures link one of `linked_names`.")
+
+
+class HostModule(_Model):
+    """A module of the catalog outside the profile's packages: code of the project the source
+    (doc-gen4) was run in, not of the environment the profile names."""
+
+    module: str = Field(description="The module's name.")
+    declarations: int = Field(ge=0, description="Its declarations in the catalog.")
+
+
+class CatalogGaps(_Model):
+    """What the catalog knows it lacks or holds besides the profile's environment."""
+
+    missing_modules: list[MissingModule] = Field(
+        default_factory=list, description="Modules referenced but not held, sorted by module name."
+    )
+    host_modules: list[HostModule] = Field(
+        default_factory=list, description="Modules held from outside the profile's packages, sorted by module name."
+    )
 
 
 class CatalogDigests(_Model):
@@ -94,19 +173,36 @@ class Manifest(_Model):
     source: SourceInfo = Field(description="Where the records come from.")
     environment_digest: str = Field(description="sha256 of the identity fields: the environment's identity.")
     catalog: CatalogDigests = Field(description="Counts and sha256 of the built files.")
+    gaps: CatalogGaps = Field(
+        default_factory=CatalogGaps,
+        description="Modules the catalog references but does not hold, and modules it holds from outside the profile's "
+        "packages (covered by `manifest_digest`, not by `environment_digest`).",
+    )
     manifest_digest: str = Field(description="sha256 of every other field.")
 
     def identity(self) -> dict[str, Any]:
         """The fields `environment_digest` covers, as JSON-ready data."""
-        data = self.model_dump(mode="json", by_alias=True)
-        for key in ("catalog", "environment_digest", "manifest_digest"):
-            data.pop(key)
+        data = self._digested()
+        for key in ("catalog", "gaps", "environment_digest", "manifest_digest"):
+            data.pop(key, None)
         return data
 
     def content(self) -> dict[str, Any]:
         """The fields `manifest_digest` covers (all but itself), as JSON-ready data."""
-        data = self.model_dump(mode="json", by_alias=True)
+        data = self._digested()
         data.pop("manifest_digest")
+        return data
+
+    def _digested(self) -> dict[str, Any]:
+        """Every field as JSON-ready data, but the later additions `gaps`, `source.absent_facts`
+        and `source.blind_spots` while they are empty: a manifest written before they existed
+        keeps its digests, and one that records any of them is covered by them."""
+        data = self.model_dump(mode="json", by_alias=True)
+        if data["gaps"] == CatalogGaps().model_dump(mode="json"):
+            data.pop("gaps")
+        for key in ("absent_facts", "blind_spots"):
+            if not data["source"][key]:
+                data["source"].pop(key)
         return data
 
     def sealed(self) -> Manifest:

@@ -96,7 +96,7 @@ def write_ranking(con: duckdb.DuckDBPyConnection, catalog_dir: Path, name_length
         counts = [binder_count(t) for t in batch.column(0).to_pylist()]
         binders[at : at + len(counts)] = np.minimum(counts, np.iinfo(np.uint16).max)
         at += len(counts)
-    values_recorded = con.execute("SELECT coalesce(bool_and(has_values), false) FROM recorded").fetchone()[0]
+    [(values_recorded,)] = con.execute("SELECT coalesce(bool_and(has_values), false) FROM recorded").fetchall()
     table = "value_postings" if values_recorded else "type_postings"
     # Each declaration that is also a constant of some type or value, with the number of
     # declarations whose value (or type) mentions it.

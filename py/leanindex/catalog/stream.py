@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import IO
 
 from pydantic import ValidationError
 
@@ -106,6 +106,8 @@ def read_stream(
             raise _fail(number, f"conclusion_head of {record.name!r} is not among its conclusion_constants")
         if not record.is_deprecated and (record.deprecated_to is not None or record.deprecated_since is not None):
             raise _fail(number, f"{record.name!r} has deprecated_to or deprecated_since but is not deprecated")
+        if record.instance_class is not None and not record.is_instance:
+            raise _fail(number, f"{record.name!r} has an instance_class but is not an instance")
         if record.module is not None and record.module not in summary.modules:
             raise _fail(number, f"module {record.module!r} of {record.name!r} is not in the header's module list")
         for key in ("source_url", "doc_url"):
@@ -188,7 +190,7 @@ def _read_non_declaration(raw: bytes, number: int, error: ValidationError, summa
 MAX_LINE_BYTES = 64 << 20
 
 
-def iter_lines(stream: BinaryIO, chunk_bytes: int = 1 << 20, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+def iter_lines(stream: IO[bytes], chunk_bytes: int = 1 << 20, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes]:
     """Lines of a binary stream (file or pipe), read in large chunks; memory stays bounded by
     the chunk size and `max_line_bytes` (64 MiB; no real declaration comes near it). A longer
     line raises `LeanIndexError(invalid_stream)` naming it."""

@@ -10,9 +10,15 @@ A declaration's words (`words`): its name components split at `.`, `_` and camel
 boundaries (each followed by the English words Mathlib's naming convention abbreviates to it:
 `comm` also counts as `commutativity`, `+` in a type as `addition`), counted `NAME_WEIGHT` times so that a word of the name outweighs one word of a long
 docstring; then the words of its docstring and of its printed type, split the same way. Words
-are lower-cased, English stop words dropped (bm25s's list) and the rest stemmed with the
-Snowball English stemmer (PyStemmer), so `commutativity` and `commutative` are one word. A
-query's words go through the same steps, and its symbols of the table count as their words.
+are lower-cased, English stop words dropped (bm25s's list, except the negation words
+`NEGATIONS`, which change what a text means: `not injective` is not `injective`) and the rest
+stemmed with the Snowball English stemmer (PyStemmer), so `commutativity` and `commutative` are
+one word. A query's words go through the same steps, and its symbols of the table count as
+their words.
+
+Every index's vocabulary starts with the negation words, whether or not a declaration has
+them, so an index built when they were still stop words (without them) is told apart
+(`TextIndex.unindexed`) instead of answering a text with `not` as matching nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +44,9 @@ NAME_WEIGHT = 3
 # Runs of capitals not followed by a lower-case letter (`HTTP` in `HTTPServer`), a word with an
 # optional leading capital, digits, other letters (`ℕ`, `α`); `_`, `.` and symbols split.
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\d_A-Za-z]+")
-_STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
+#: Words bm25s's English list drops that are kept here: they negate what follows.
+NEGATIONS = ("not", "no", "non")
+_STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN) - set(NEGATIONS)
 # Names follow Mathlib's naming convention, which abbreviates and names symbols: each name or
 # type word (or symbol) here also counts as the English words beside it, so a question in words
 # ("commutativity of addition") finds `add_comm`. Docstrings are English already.
@@ -113,19 +121,21 @@ def write_text_index(catalog_dir: Path) -> list[str]:
     """Build the BM25 index of `catalog_dir/declarations.parquet` (document i is position i)
     into `catalog_dir/index/text/`; return the files written, relative to `catalog_dir`."""
     words = Words()
-    # Word ids in the order the words first occur in the catalog: given words, bm25s numbers
-    # them in the order of a Python set, which changes with the process's hash seed, and so
-    # would the files' bytes. Numbering while reading also spares bm25s a pass over every word.
-    vocabulary: dict[str, int] = {}
+    # Word ids: the negation words first (see the module docstring), then the words in the
+    # order they first occur in the catalog: given words, bm25s numbers them in the order of a
+    # Python set, which changes with the process's hash seed, and so would the files' bytes.
+    # Numbering while reading also spares bm25s a pass over every word.
+    vocabulary: dict[str, int] = {word: i for i, word in enumerate(words.query(" ".join(NEGATIONS)))}
     number = vocabulary.setdefault
     ids: list[list[int]] = []
     parquet = pq.ParquetFile(catalog_dir / DECLARATIONS_FILE)
     for batch in parquet.iter_batches(columns=["name", "doc", "type"], batch_size=65_536):
         names, docs, types = (batch.column(i).to_pylist() for i in range(3))
         ids.extend([number(word, len(vocabulary)) for word in words.declaration(n, d, t)] for n, d, t in zip(names, docs, types, strict=True))
-    if not vocabulary:
+    if not any(ids):
         # A catalog whose records have no word at all still gets an index (of the empty word).
-        vocabulary, ids = {"": 0}, [[0] for _ in ids] or [[0]]
+        empty = number("", len(vocabulary))
+        ids = [[empty] for _ in ids] or [[empty]]
     retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
     retriever.index((ids, vocabulary), show_progress=False)
     retriever.save(catalog_dir / TEXT_DIR, show_progress=False)
@@ -144,6 +154,13 @@ class TextIndex:
     def query_words(self, text: str) -> list[str]:
         """The distinct index words of a query (`Words.query`)."""
         return self._words.query(text)
+
+    def unindexed(self, words: Iterable[str]) -> list[str]:
+        """Those of the index words `words` that are negation words this index dropped as stop
+        words (it was built before they were kept: its vocabulary lacks them); empty for an
+        index built now."""
+        negations = set(self._words.query(" ".join(NEGATIONS)))
+        return [w for w in words if w in negations and w not in self._bm25.vocab_dict]
 
     def postings(self, word: str) -> np.ndarray:
         """Sorted positions whose words include `word` (an index word; empty when unknown)."""

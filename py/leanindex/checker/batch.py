@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator
 from typing import TypeAlias
 
 from ..errors import ErrorCode, LeanIndexError
@@ -74,7 +74,7 @@ async def answer_with(check: Callable[[CheckRequest], Awaitable[CheckResponse]],
 
 async def run_batch(
     answer: Callable[[BatchItem], Awaitable[BatchResult]], items: Iterable[ItemLike | BatchResult], max_in_flight: int
-) -> AsyncIterator[BatchResult]:
+) -> AsyncGenerator[BatchResult, None]:
     """Answer every item of `items` with `answer`, at most `max_in_flight` at once, yielding the
     results as they complete.
 
@@ -152,7 +152,7 @@ class BatchChecking:
         """Items of one batch in flight at once when the caller does not say."""
         raise NotImplementedError
 
-    def check_stream(self, items: Iterable[ItemLike | BatchResult], max_in_flight: int | None = None) -> AsyncIterator[BatchResult]:
+    def check_stream(self, items: Iterable[ItemLike | BatchResult], max_in_flight: int | None = None) -> AsyncGenerator[BatchResult, None]:
         """Every item's `BatchResult`, in completion order, at most `max_in_flight` (default
         `batch_width()`) at once; the checker must be started. Raises `invalid_request` for an
         item that is not a `BatchItem` or `(id, CheckRequest)` pair (after the items in flight

@@ -1,4 +1,4 @@
-"""A bounded LRU of verdicts keyed by (environment digest, protection, code digest)."""
+"""A bounded LRU of verdicts keyed by (environment digest, protection, code digest, reference digest)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from collections import OrderedDict
 
 from .models import CheckResponse
 
+#: What a verdict depends on: (environment digest, protected, sha256 of the code, reference
+#: digest). The code digest is `Run.code_sha256`, None only for runs on an open proof state,
+#: which are never cached.
+VerdictKey = tuple[str, bool, str | None, str]
+
 
 class VerdictCache:
     """Thread-safe LRU of `CheckResponse`s; `capacity` 0 stores nothing. Only Lean verdicts are
@@ -14,11 +19,11 @@ class VerdictCache:
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self._entries: OrderedDict[tuple[str, bool, str], CheckResponse] = OrderedDict()
+        self._entries: OrderedDict[VerdictKey, CheckResponse] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, bool, str]) -> CheckResponse | None:
-        """The cached response for `(environment digest, protected, code sha256)`, or None;
+    def get(self, key: VerdictKey) -> CheckResponse | None:
+        """The cached response for `key` (a `VerdictKey`), or None;
         a hit becomes the most recently used entry."""
         with self._lock:
             found = self._entries.get(key)
@@ -26,7 +31,7 @@ class VerdictCache:
                 self._entries.move_to_end(key)
             return found
 
-    def put(self, key: tuple[str, bool, str], response: CheckResponse) -> None:
+    def put(self, key: VerdictKey, response: CheckResponse) -> None:
         """Remember a verdict, dropping the least recently used entry beyond `capacity`
         (nothing is kept when `capacity` is 0)."""
         if self.capacity == 0:

@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, Field
 
@@ -43,7 +43,7 @@ from .batch import result_of
 from .checker import Checker
 from .config import CheckerConfig
 from .header import parse_header
-from .models import BatchItem, BatchResult
+from .models import AuditRequest, BatchItem, BatchResult, CheckRequest, CheckResponse, TargetCheckRequest
 from .operations import Check, Inspect, TargetCandidates
 from .operations import operation as operation_named
 
@@ -51,6 +51,11 @@ log = logging.getLogger(__name__)
 
 #: Affinity keys remembered per actor (least recently used forgotten first).
 WARM_KEYS = 4096
+
+
+#: What happens to a request whose actor died under it (`RaySettings.on_actor_death`).
+ActorDeathPolicy = Literal["retry", "backend_error"]
+ON_ACTOR_DEATH: tuple[str, ...] = get_args(ActorDeathPolicy)
 
 
 class RaySettings(Frozen):
@@ -70,7 +75,7 @@ class RaySettings(Frozen):
     actors: Annotated[int, Field(ge=1, le=10_000)] = 2
     actor_cpus: Annotated[float, Field(ge=0)] | None = None
     actor_memory_mb: Annotated[int, Field(ge=1)] | None = None
-    on_actor_death: Literal["retry", "backend_error"] = "retry"
+    on_actor_death: ActorDeathPolicy = "retry"
     start_timeout_s: Annotated[float, Field(gt=0)] = 900.0
 
 
@@ -167,13 +172,19 @@ class _Actor:
             self.warm.popitem(last=False)
 
 
+ResponseT = TypeVar("ResponseT", bound=BaseModel)
+
+
 def affinity_key(method: str, request: BaseModel) -> str:
     """The profile and header of the request's file; for a target check also the file and
-    target (the prefix environment a worker prepares and keeps)."""
-    code: str = request.code
-    parts = [str(request.environment).lower(), "\n".join(parse_header(code).imports)]
-    if method == TargetCandidates.name:
-        parts += [code, str(request.target)]
+    target (the prefix environment a worker prepares and keeps). Raises `internal_error` for a
+    request without a file: only the hosted operations, whose requests all have one, are
+    forwarded (`RayChecker.perform`)."""
+    if not isinstance(request, CheckRequest | AuditRequest | TargetCheckRequest):
+        raise LeanIndexError(ErrorCode.INTERNAL_ERROR, f"{method} has no file to route by", {"operation": method})
+    parts = [str(request.environment).lower(), "\n".join(parse_header(request.code).imports)]
+    if method == TargetCandidates.name and isinstance(request, TargetCheckRequest):
+        parts += [request.code, str(request.target)]
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
@@ -337,12 +348,13 @@ class RayChecker(CheckerBackend):
             assert self._changed is not None
             await self._changed.wait()
 
-    async def forward(self, method: str, request: BaseModel) -> tuple[BaseModel | LeanIndexError, int]:
+    async def forward(
+        self, method: str, request: BaseModel, response_model: type[ResponseT]
+    ) -> tuple[ResponseT | LeanIndexError, int]:
         """Run the operation `method` (a hosted one of `operations.OPERATIONS`) on an actor: (the
-        response or the error, how many actors ran it), applying `on_actor_death` when actors die
-        under it."""
+        response, read as `response_model`, the operation's, or the error; how many actors ran
+        it), applying `on_actor_death` when actors die under it."""
         ray = import_ray()
-        response_model = operation_named(method).response_model
         key = affinity_key(method, request)
         body = request.model_dump_json()
         died_under: list[_Actor] = []
@@ -402,15 +414,15 @@ class RayChecker(CheckerBackend):
                 "use a server started with --check and without --ray",
                 {},
             )
-        outcome, _ = await self.forward(operation, request)
+        outcome, _ = await self.forward(operation, request, operation_named(operation).response_model)
         if isinstance(outcome, LeanIndexError):
             raise outcome
         return outcome
 
     async def answer(self, item: BatchItem) -> BatchResult:
         """One batch item checked on an actor; its result carries how many actors ran it."""
-        outcome, attempts = await self.forward(Check.name, item.request())
-        return result_of(item.id, outcome, attempts)  # type: ignore[arg-type]
+        outcome, attempts = await self.forward(Check.name, item.request(), CheckResponse)
+        return result_of(item.id, outcome, attempts)
 
     async def actor_stats(self) -> list[dict[str, int]]:
         """`pid` and `rss_bytes` (actor and REPLs) of every live actor."""

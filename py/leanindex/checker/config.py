@@ -153,6 +153,8 @@ class CheckerConfig(Frozen):
             repl_dir=repl,
             lake_path=lake,
             imports=imports,
+            # The remaining fields, typed `object` here and checked by the model at run time:
+            # a static type would repeat every field of the class (a TypedDict beside it).
             **settings,  # type: ignore[arg-type]
         )
 

@@ -29,31 +29,34 @@ class ReasonCode(StrEnum):
     NOTHING_AUDITED = "nothing_audited"
 
 
-#: The classes an `error` reason is split into by Lean's message (`classify_error`).
-_ERROR_CLASSES = {
-    "UNKNOWN_IDENTIFIER": "unknown_identifier",
-    "TYPE_MISMATCH": "type_mismatch",
-    "SYNTAX_ERROR": "syntax_error",
-    "TIMEOUT": "timeout",
-    "OTHER_ERROR": "other_error",
-}
+class FailureClass(StrEnum):
+    """The class of one failure (a `Reason`, or a tool error `timeout`):
 
-FailureClass = StrEnum(  # type: ignore[misc]
-    "FailureClass",
-    {**_ERROR_CLASSES, **{code.name: code.value for code in ReasonCode if code is not ReasonCode.ERROR}},
-    module=__name__,
-)
-FailureClass.__doc__ = """The class of one failure (a `Reason`, or a tool error `timeout`):
+    - `unknown_identifier`: Lean does not know a name (identifier, constant, or field);
+    - `type_mismatch`: a term's type is not the one expected (elaborator or kernel);
+    - `syntax_error`: the file does not parse (unexpected token, unknown tactic, ...);
+    - `timeout`: Lean ran out of heartbeats or recursion depth, or the check its wall-clock budget;
+    - `other_error`: any other error Lean reported;
+    - every `ReasonCode` but `error` (`unsolved_goals`, `sorry`, `disallowed_axiom` (a declared
+      `axiom` or another axiom outside the allowlist, e.g. `native_decide`'s), `forbidden_command`,
+      `axioms_unverified`, `statement_changed`, `nothing_audited`): its own class, of the same name.
+    """
 
-- `unknown_identifier`: Lean does not know a name (identifier, constant, or field);
-- `type_mismatch`: a term's type is not the one expected (elaborator or kernel);
-- `syntax_error`: the file does not parse (unexpected token, unknown tactic, ...);
-- `timeout`: Lean ran out of heartbeats or recursion depth, or the check its wall-clock budget;
-- `other_error`: any other error Lean reported;
-- every `ReasonCode` but `error` (`unsolved_goals`, `sorry`, `disallowed_axiom` (a declared
-  `axiom` or another axiom outside the allowlist, e.g. `native_decide`'s), `forbidden_command`,
-  `axioms_unverified`, `statement_changed`, `nothing_audited`): its own class, of the same name.
-"""
+    # The classes an `error` reason is split into by Lean's message (`classify_error`).
+    UNKNOWN_IDENTIFIER = "unknown_identifier"
+    TYPE_MISMATCH = "type_mismatch"
+    SYNTAX_ERROR = "syntax_error"
+    TIMEOUT = "timeout"
+    OTHER_ERROR = "other_error"
+    # One per `ReasonCode` but `error`, of the same name and value
+    # (tests/test_registries.py fails when one is missing).
+    UNSOLVED_GOALS = ReasonCode.UNSOLVED_GOALS.value
+    SORRY = ReasonCode.SORRY.value
+    DISALLOWED_AXIOM = ReasonCode.DISALLOWED_AXIOM.value
+    FORBIDDEN_COMMAND = ReasonCode.FORBIDDEN_COMMAND.value
+    AXIOMS_UNVERIFIED = ReasonCode.AXIOMS_UNVERIFIED.value
+    STATEMENT_CHANGED = ReasonCode.STATEMENT_CHANGED.value
+    NOTHING_AUDITED = ReasonCode.NOTHING_AUDITED.value
 
 
 #: One line per class: what to try next. The one place these hints are written.

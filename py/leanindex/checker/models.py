@@ -147,6 +147,12 @@ class TheoremAxioms(Frozen):
     flagged: list[str] = Field(description="Those outside the allowed three.")
 
 
+def _failure_class(code: ReasonCode, given: str | None) -> FailureClass:
+    """`given` (a `FailureClass` or its value) when set, else `code`'s own class: `other_error`
+    for `error`, the class of the same name for any other code."""
+    return FailureClass(given or (FailureClass.OTHER_ERROR if code is ReasonCode.ERROR else code.value))
+
+
 class Reason(Frozen):
     """One reason behind a non-accepted verdict; `command`/`start` name a forbidden command or
     an unverifiable declaration and where it is. `failure_class` refines `code` (an `error` is
@@ -165,10 +171,18 @@ class Reason(Frozen):
     @classmethod
     def _classed(cls, data: object) -> object:
         if isinstance(data, dict) and "code" in data:
-            code = ReasonCode(data["code"])
-            failure = FailureClass(data.get("failure_class") or (FailureClass.OTHER_ERROR if code is ReasonCode.ERROR else code.value))
+            failure = _failure_class(ReasonCode(data["code"]), data.get("failure_class"))
             data = {**data, "failure_class": failure, "hint": data.get("hint") or HINTS[failure]}
         return data
+
+    @classmethod
+    def of(
+        cls, code: ReasonCode, message: str, *, command: str | None = None, start: Position | None = None, failure_class: FailureClass | None = None
+    ) -> Reason:
+        """A reason whose `failure_class` is the one given or else `code`'s own, with that
+        class's hint (the typed spelling of what the validator fills in)."""
+        failure = _failure_class(code, failure_class)
+        return cls(code=code, message=message, command=command, start=start, failure_class=failure, hint=HINTS[failure])
 
 
 class FailureSummary(Frozen):
@@ -556,6 +570,10 @@ class TacticStep(Frozen):
     goals_after: list[Goal] = Field(description="Every goal after it.")
 
 
+#: What a tactic did to its goal (`TreeTactic.outcome`).
+TacticOutcome = Literal["closed", "transformed", "split", "unchanged"]
+
+
 class TreeTactic(Frozen):
     """A tactic in a proof tree: `outcome` `closed` (its goal is gone), `transformed` (one new
     goal, `new_goal`, which the box's next tactic works on), `split` (several new goals, one
@@ -564,7 +582,7 @@ class TreeTactic(Frozen):
 
     tactic: str = Field(description="The tactic's source text.")
     start: Position = Field(description="Where it starts in the file.")
-    outcome: Literal["closed", "transformed", "split", "unchanged"] = Field(description="What it did to its goal.")
+    outcome: TacticOutcome = Field(description="What it did to its goal.")
     new_goal: Goal | None = Field(description="The one new goal (`transformed`); else null.")
     new_hypotheses: list[str] = Field(description="Hypotheses its new goals have that its goal had not.")
     subgoals: list[ProofBox] = Field(description="One box per new goal (`split`).")

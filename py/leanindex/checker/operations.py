@@ -489,9 +489,9 @@ class ProofState(Operation[ProofStateRequest, ProofStateResponse]):
 
     async def run(self, run: Run, request: ProofStateRequest) -> ProofStateResponse:
         worker, response = await _opened(run)
-        chosen = chosen_sorry(response, request.position)
+        chosen, repl_state = chosen_sorry(response, request.position)
         goals = goals_of([chosen.goal])
-        state = run.host.states.add(request.session, run.config.profile, worker, chosen.proof_state)
+        state = run.host.states.add(request.session, run.config.profile, worker, repl_state)
         return run.respond(
             ProofStateResponse,
             state_id=state.state_id,

@@ -20,14 +20,15 @@ UNKNOWN_STATE_REPLY = "Unknown proof state."
 LEAN_ERROR_PREFIX = "Lean error"
 
 
-def chosen_sorry(response: CommandResponse, position: Position | None) -> Sorry:
-    """The `sorry` a state is opened at: the one starting at `position`, or the only one.
+def chosen_sorry(response: CommandResponse, position: Position | None) -> tuple[Sorry, int]:
+    """The `sorry` a state is opened at, with its REPL proof state: the one starting at
+    `position`, or the only one.
 
     Raises `LeanIndexError(invalid_request)` when the file has no `sorry` with a proof state,
     when `position` names none of them, or when there are several and no `position`.
     """
-    sorries = [s for s in response.sorries if s.proof_state is not None]
-    where = [{"line": s.start_pos.line, "column": s.start_pos.column} for s in sorries if s.start_pos]
+    sorries = [(s, s.proof_state) for s in response.sorries if s.proof_state is not None]
+    where = [{"line": s.start_pos.line, "column": s.start_pos.column} for s, _ in sorries if s.start_pos]
     if not sorries:
         raise LeanIndexError(ErrorCode.INVALID_REQUEST, "the file has no `sorry` to open a proof state at", {})
     if position is None:
@@ -36,9 +37,9 @@ def chosen_sorry(response: CommandResponse, position: Position | None) -> Sorry:
                 ErrorCode.INVALID_REQUEST, f"the file has {len(sorries)} `sorry`s; give `position` to pick one", {"sorries": where}
             )
         return sorries[0]
-    for s in sorries:
+    for s, state in sorries:
         if s.start_pos and (s.start_pos.line, s.start_pos.column) == (position.line, position.column):
-            return s
+            return s, state
     raise LeanIndexError(
         ErrorCode.INVALID_REQUEST, f"no `sorry` starts at {position.line}:{position.column}", {"sorries": where}
     )

@@ -30,7 +30,10 @@ class ReplInfoTree(InfoTree):
     """lean-interact's `InfoTree` with `kind` any string the REPL writes (see the module
     docstring); `node` and `children` keep lean-interact's models, `dfs_walk` works unchanged."""
 
-    kind: str
+    # Widening a field in a subclass is how pydantic reads more; mypy refuses any override of
+    # an attribute's type (a reference typed as the base could assign through it), and nothing
+    # here assigns these fields.
+    kind: str  # type: ignore[assignment]
 
     @model_validator(mode="before")
     @classmethod
@@ -43,7 +46,8 @@ class ReplInfoTree(InfoTree):
 class ReplCommandResponse(CommandResponse):
     """lean-interact's `CommandResponse` whose info trees are `ReplInfoTree`s."""
 
-    infotree: list[ReplInfoTree] | None = None
+    # As `kind` above: `list` is invariant, so mypy refuses the narrower element type.
+    infotree: list[ReplInfoTree] | None = None  # type: ignore[assignment]
 
 
 def parse_command_response(raw: dict[str, Any]) -> ReplCommandResponse | LeanError:

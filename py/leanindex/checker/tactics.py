@@ -17,7 +17,7 @@ from lean_interact.interface import CommandResponse, InfoTree, TacticNode
 from ..errors import ErrorCode, LeanIndexError
 from ..models import InspectRequest, InspectResponse
 from .goals import Goal, parse_goal
-from .models import Position, ProofBox, TacticStep, TreeTactic
+from .models import Position, ProofBox, TacticOutcome, TacticStep, TreeTactic
 from .probe import declared_name, top_commands
 
 #: Syntax kinds of tactic nodes that only group the tactics written in them.
@@ -70,7 +70,8 @@ def tactic_steps(command: InfoTree, body: str) -> list[TacticStep]:
     text is the source between its range's ends in `body` (the submitted file, header blanked)."""
     lines = body.split("\n")
     seen: set[tuple[int, int, int, int]] = set()
-    steps: list[TacticStep] = []
+    # Each step with its REPL range (lines and columns, always given there) to order it by.
+    keyed: list[tuple[tuple[int, int, int, int], TacticStep]] = []
     for sub in command.dfs_walk():
         node = sub.node
         if not isinstance(node, TacticNode) or node.stx.range.synthetic or node.stx.kind in GROUPING_KINDS:
@@ -81,17 +82,20 @@ def tactic_steps(command: InfoTree, body: str) -> list[TacticStep]:
             continue
         seen.add(key)
         start, end = Position(line=r.start.line, column=r.start.column), Position(line=r.finish.line, column=r.finish.column)
-        steps.append(
-            TacticStep(
-                tactic=_text(lines, start, end),
-                start=start,
-                end=end,
-                goals_before=[parse_goal(g) for g in node.goals_before],
-                goals_after=[parse_goal(g) for g in node.goals_after],
+        keyed.append(
+            (
+                key,
+                TacticStep(
+                    tactic=_text(lines, start, end),
+                    start=start,
+                    end=end,
+                    goals_before=[parse_goal(g) for g in node.goals_before],
+                    goals_after=[parse_goal(g) for g in node.goals_after],
+                ),
             )
         )
-    steps.sort(key=lambda s: (s.start.line, s.start.column, -s.end.line, -s.end.column))
-    return steps
+    keyed.sort(key=lambda k: (k[0][0], k[0][1], -k[0][2], -k[0][3]))
+    return [step for _, step in keyed]
 
 
 def _inside(inner: TacticStep, outer: TacticStep) -> bool:
@@ -161,6 +165,7 @@ def _build(steps: list[TacticStep]) -> ProofBox | None:
         haves = [b for b in (_build(group) for group in _groups(inner)) if b is not None]
         old = set(goal.hypotheses)
         subgoals: list[_OpenBox] = []
+        outcome: TacticOutcome
         if not new:
             outcome, new_goal, box.current = "closed", None, None
         elif len(new) == 1 and new[0].text == goal.text:

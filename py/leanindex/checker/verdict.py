@@ -104,7 +104,7 @@ def _forbidden(facts: Facts) -> list[Reason]:
     if not facts.protect:
         return []
     return [
-        Reason(
+        Reason.of(
             code=ReasonCode.FORBIDDEN_COMMAND,
             message=f"`{use.command}` can change how the submission is checked and is not allowed",
             command=use.command,
@@ -116,7 +116,7 @@ def _forbidden(facts: Facts) -> list[Reason]:
 
 def _errors(facts: Facts) -> list[Reason]:
     return [
-        Reason(
+        Reason.of(
             code=ReasonCode.ERROR,
             message=d.text.splitlines()[0] if d.text else "error",
             start=d.start,
@@ -142,7 +142,7 @@ def _statement_changed(facts: Facts) -> list[Reason]:
         message = _FENCE_MESSAGES[entry.status].format(name=entry.name, kind=entry.kind)
         if entry.first_difference:
             message += f": `{entry.first_difference[0]}` where the reference has `{entry.first_difference[1]}`"
-        reasons.append(Reason(code=ReasonCode.STATEMENT_CHANGED, message=message, command=entry.name))
+        reasons.append(Reason.of(code=ReasonCode.STATEMENT_CHANGED, message=message, command=entry.name))
     return reasons
 
 
@@ -152,14 +152,14 @@ def _disallowed_axioms(facts: Facts) -> list[Reason]:
         bad = [a for a in entry.flagged if a != "sorryAx"]
         if bad:
             reasons.append(
-                Reason(code=ReasonCode.DISALLOWED_AXIOM, message=f"{entry.name} depends on {', '.join(bad)}", command=entry.name)
+                Reason.of(code=ReasonCode.DISALLOWED_AXIOM, message=f"{entry.name} depends on {', '.join(bad)}", command=entry.name)
             )
     return reasons
 
 
 def _unsolved_goals(facts: Facts) -> list[Reason]:
     return [
-        Reason(code=ReasonCode.UNSOLVED_GOALS, message="unsolved goals", start=d.start)
+        Reason.of(code=ReasonCode.UNSOLVED_GOALS, message="unsolved goals", start=d.start)
         for d in facts.diagnostics
         if d.severity == "error" and d.text.startswith(_UNSOLVED)
     ]
@@ -171,12 +171,12 @@ def _sorry(facts: Facts) -> list[Reason]:
         or any(d.severity == "warning" and d.text.strip() in _SORRY_WARNINGS for d in facts.diagnostics)
         or any("sorryAx" in entry.axioms for entry in facts.axioms)
     )
-    return [Reason(code=ReasonCode.SORRY, message="the submission uses `sorry`")] if uses_sorry else []
+    return [Reason.of(code=ReasonCode.SORRY, message="the submission uses `sorry`")] if uses_sorry else []
 
 
 def _axioms_unverified(facts: Facts) -> list[Reason]:
     reasons = [
-        Reason(
+        Reason.of(
             code=ReasonCode.AXIOMS_UNVERIFIED,
             message=f"the axioms of {decl.name} could not be printed"
             if decl.name
@@ -187,7 +187,7 @@ def _axioms_unverified(facts: Facts) -> list[Reason]:
         for decl in facts.unverified
     ]
     reasons.extend(
-        Reason(
+        Reason.of(
             code=ReasonCode.AXIOMS_UNVERIFIED,
             message="an `example` leaves no constant whose axioms can be printed; name it (`theorem`)",
             command="example",
@@ -273,9 +273,9 @@ def audit_decision(decision: Decision, added: int, audited: int) -> Decision:
     if decision.verdict is not Verdict.ACCEPTED:
         return decision
     if added == 0:
-        reason = Reason(code=ReasonCode.NOTHING_AUDITED, message="the file adds no declaration whose axioms can be printed; nothing was audited")
+        reason = Reason.of(code=ReasonCode.NOTHING_AUDITED, message="the file adds no declaration whose axioms can be printed; nothing was audited")
     elif added != audited:
-        reason = Reason(code=ReasonCode.AXIOMS_UNVERIFIED, message=f"{audited} of the {added} declarations the file adds were audited")
+        reason = Reason.of(code=ReasonCode.AXIOMS_UNVERIFIED, message=f"{audited} of the {added} declarations the file adds were audited")
     else:
         return decision
     return Decision(Verdict.REJECTED, [*decision.reasons, reason], decision.diagnostics, decision.sorries)

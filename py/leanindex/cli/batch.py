@@ -30,14 +30,13 @@ from ..checker.backend import CheckerBackend
 from ..checker.batch import ending
 from ..checker.batchfile import BatchRunReport, RequestReader, ResultLog, count_lines
 from ..checker.checker import CloseNames
+from ..checker.cluster import ON_ACTOR_DEATH, ActorDeathPolicy, RayChecker, RaySettings
 from ..engine import Engine
 from ..errors import OUTCOME_EXIT, Outcome
 from . import main
 from .check import checker_config, checker_options, run_once
 from .output import emit_json, handles_errors, stderr
 from .progress import batch_progress
-
-ON_ACTOR_DEATH = ("retry", "backend_error")
 
 ray_options = [
     click.option("--ray", "ray_address", default=None, metavar="auto|ADDRESS", help="Check on a Ray cluster: `auto` (RAY_ADDRESS, else a cluster started on this machine, else a new local one) or the cluster's address (needs leanindex[ray])."),
@@ -64,7 +63,7 @@ def checker_backend(
     ray_actors: int,
     ray_actor_cpus: float | None,
     ray_actor_memory_mb: int | None,
-    on_actor_death: str,
+    on_actor_death: ActorDeathPolicy,
 ) -> CheckerBackend:
     """The local `Checker` for `configs` (unknown-name suggestions from `close_names`, the
     catalogs' `Engine.close_names`), or with `ray_address` the Ray front
@@ -72,8 +71,6 @@ def checker_backend(
     suggestions of the catalogs under `root` on the actor's node."""
     if ray_address is None:
         return Checker(configs, close_names=close_names)
-    from ..checker.cluster import RayChecker, RaySettings
-
     settings = RaySettings(
         address=ray_address, actors=ray_actors, actor_cpus=ray_actor_cpus, actor_memory_mb=ray_actor_memory_mb, on_actor_death=on_actor_death
     )
@@ -101,7 +98,7 @@ def check_batch(
     ray_actors: int,
     ray_actor_cpus: float | None,
     ray_actor_memory_mb: int | None,
-    on_actor_death: str,
+    on_actor_death: ActorDeathPolicy,
     **shared: Any,
 ) -> None:
     """Check every request of SOURCE (JSON lines, - for stdin) against ENVIRONMENT's warm REPLs

@@ -197,13 +197,21 @@ def print_diff(report: CatalogDiff) -> None:
 
 
 def print_declaration_diff(report: DeclarationDiff) -> None:
-    """A readable rendering of a per-declaration diff: both sides, counts, then the page."""
+    """A readable rendering of a per-declaration diff: both sides, the module gaps
+    (`ModuleGaps.lines`), the names compared and the counts, then the page."""
     for label, side in (("older", report.older), ("newer", report.newer)):
-        stdout.print(f"{label:<13} {side.profile}  Lean {side.lean_version}  {side.source}  {side.declaration_count:,} declarations  {side.catalog}")
+        stdout.print(
+            f"{label:<13} {side.profile}  Lean {side.lean_version}  {side.source}  {side.declaration_count:,} declarations"
+            f" in {side.module_count:,} modules  {side.catalog}",
+            markup=False, highlight=False,
+        )
+    for line in report.module_gaps.lines(report.older, report.newer):
+        stdout.print(line, markup=False, highlight=False)
+    stdout.print(f"{'compared':<13} {report.compared:,} names in both")
     for category, count in report.counts.items():
         shown = f"not recorded ({report.not_recorded[category]})" if count is None else f"{count:,}"
-        stdout.print(f"{category:<13} {shown}")
-    marks = {"added": "+", "removed": "-", "retyped": "~", "deprecated": "!", "renamed": ">"}
+        stdout.print(f"{category:<13} {shown}", markup=False, highlight=False)
+    marks = {"added": "+", "removed": "-", "retyped": "~", "reprinted": "≈", "deprecated": "!", "renamed": ">"}
     for change in report.changes:
         details = "".join(f"\n      {detail}" for detail in change.details())
         stdout.print(f"  {marks[change.category]} {change.category:<10} {change.name}{details}", markup=False, highlight=False)
@@ -237,15 +245,20 @@ def diff(
     built manifest (and catalog) with the committed one (--profile).
 
     OLDER and NEWER are profile ids under --root or catalog folders; both are verified first.
-    The report gives counts of added, removed, retyped, deprecated and renamed declarations
-    (docs/diff.md has the rules), then a page of the changes; --after continues it.
+    The report gives first the modules held by one catalog only and the missing and host
+    modules the manifests record (their declarations are counted there, not as added or
+    removed), then counts of added, removed, retyped, reprinted (printed type differs, same
+    constants and binder count), deprecated and renamed declarations (docs/diff.md has the
+    rules and what each count can and cannot know), then a page of the changes; --after
+    continues it.
 
     With --profile: identity changes (Lean version and commit, toolchain, package revisions,
     modules_digest, extractor), declaration counts, and with --against-catalog the added and
     removed names.
 
-    Exit status 0 when identical (no change), 14 on drift (including no committed manifest),
-    the error's status when the comparison itself fails.
+    Exit status 0 when identical (no change; with OLDER NEWER, no declaration held by one side
+    only either), 14 on drift (including no committed manifest), the error's status when the
+    comparison itself fails.
     """
     if catalogs:
         mode_options = {"--profile": profile, "--against": against, "--against-catalog": against_catalog}
@@ -263,7 +276,7 @@ def diff(
             emit_json(changes)
         else:
             print_declaration_diff(changes)
-        if any(changes.counts.values()):
+        if changes.differs():
             raise SystemExit(OUTCOME_EXIT[Outcome.DRIFTED])
         return
     if profile is None or categories or after is not None:

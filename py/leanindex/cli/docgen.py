@@ -50,6 +50,24 @@ def print_import_summary(result: DocgenImport) -> None:
     for merged in result.merged:
         stdout.print(f"merged        {merged.name} (same theorem in {merged.kept_module} and {merged.dropped_module}; kept the first)")
     stdout.print(f"approximate   {', '.join(result.manifest.source.approximate_fields)}")
+    source, gaps = result.manifest.source, result.manifest.gaps
+    if source.absent_facts:
+        stdout.print(f"not recorded  {', '.join(source.absent_facts)} (searches asking for them are refused)")
+    for spot in source.blind_spots:
+        stdout.print(f"blind spot    {spot.description}")
+    if gaps.missing_modules:
+        names = sum(len(module.linked_names) for module in gaps.missing_modules)
+        stdout.print(
+            f"missing       {len(gaps.missing_modules):,} modules imported or linked but without data "
+            f"({names:,} of their names linked): {', '.join(module.module for module in gaps.missing_modules[:8])}"
+            + (" ..." if len(gaps.missing_modules) > 8 else "")
+        )
+    if gaps.host_modules:
+        declarations = sum(module.declarations for module in gaps.host_modules)
+        stdout.print(
+            f"host          {len(gaps.host_modules):,} modules outside the profile's packages, {declarations:,} declarations "
+            "(the project the documentation was built in)"
+        )
     for repository, commit in result.manifest.source.commits.items():
         stdout.print(f"source        {repository} @ {commit}")
 
@@ -71,18 +89,25 @@ def print_import_summary(result: DocgenImport) -> None:
     "since removed may not resolve.",
 )
 @click.option("--module-prefix", "module_prefixes", multiple=True, metavar="MODULE", help="Keep only modules equal to or under MODULE (repeatable), e.g. Init, Std, Lean, Lake for the core part [all].")
+@click.option(
+    "--package-root", "package_roots", multiple=True, metavar="ROOT",
+    help="A root module component of the profile's own packages (repeatable), e.g. Mathlib; modules under other roots "
+    "(beyond Lean core's and what these import) are listed as host modules in the manifest [none listed].",
+)
 @root_option
 @json_option
 @handles_errors()
 def import_docgen_command(
-    path: str, profile: str, lean_version: str | None, doc_base: str, module_prefixes: tuple[str, ...], root: str, as_json: bool
+    path: str, profile: str, lean_version: str | None, doc_base: str, module_prefixes: tuple[str, ...],
+    package_roots: tuple[str, ...], root: str, as_json: bool,
 ) -> None:
     """Import doc-gen4 declaration data (a doc-data folder or a .tar.xz of its
     declaration-data-*.bmp files) as PROFILE's catalog.
 
     Every declaration is converted to the record contract and built through the same
     validation as `catalog build`; the manifest says the source is doc-gen4 and which fields are
-    approximate. Each declaration keeps doc-gen4's source link (source_url) and its
+    approximate, which facts it lacks, which modules are missing or the host project's
+    (`--package-root`). Each declaration keeps doc-gen4's source link (source_url) and its
     documentation link resolved against --doc-base (doc_url). Nothing is written unless the
     whole input is valid.
     """
@@ -90,7 +115,7 @@ def import_docgen_command(
     with import_progress(paths.profile) as (on_read, on_build, on_line):
         result = import_docgen(
             path, root, profile, lean_version=lean_version, doc_base=doc_base, on_read=on_read, on_build=on_build,
-            on_line=on_line, module_prefixes=list(module_prefixes) or None,
+            on_line=on_line, module_prefixes=list(module_prefixes) or None, package_roots=list(package_roots) or None,
         )
     if as_json:
         emit_json(result.model_dump(mode="json", by_alias=True))

@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import click
 import duckdb
@@ -19,7 +19,8 @@ from ..home import ROOT_ENV, default_root, resolve_root
 from ..storage import storage_failure
 from ..validation import invalid_request
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 stdout = Console(soft_wrap=True, highlight=False)
 stderr = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -35,14 +36,14 @@ def emit_json(model: BaseModel | dict[str, Any]) -> None:
 _ABOUT_THE_ROOT = frozenset({ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH})
 
 
-def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
+def handles_errors(json_flag: str | None = "as_json") -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Decorator: turn `LeanIndexError`/`ValidationError`, and a failed write (`OSError` or a
     DuckDB I/O error, coded by `storage.storage_failure` as `storage_full` or `io_error`), into
     the error object (JSON mode) or a message on stderr, and exit with the code's status."""
 
-    def decorate(command: F) -> F:
+    def decorate(command: Callable[P, R]) -> Callable[P, R]:
         @wraps(command)
-        def run(*args: Any, **kwargs: Any) -> Any:
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
             as_json = bool(kwargs.get(json_flag)) if json_flag else False
             try:
                 return command(*args, **kwargs)
@@ -62,13 +63,14 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[F], F]:
                 suggestions = failure.details.get("suggestions")
                 if suggestions:
                     stderr.print("close names: " + ", ".join(suggestions), markup=False)
-                if failure.code in _ABOUT_THE_ROOT and kwargs.get("root") is not None:
+                root = kwargs.get("root")  # `root_option`'s value: a str, or None
+                if failure.code in _ABOUT_THE_ROOT and isinstance(root, str):
                     # Errors name profiles and catalog-relative files only (they reach remote
                     # clients too); on the user's own terminal, the root they are under helps.
-                    stderr.print(f"root: {resolve_root(kwargs['root'])}", markup=False)
+                    stderr.print(f"root: {resolve_root(root)}", markup=False)
             raise SystemExit(EXIT_STATUS[failure.code])
 
-        return run  # type: ignore[return-value]
+        return run
 
     return decorate
 

@@ -11,7 +11,18 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine import Engine
-from ..models import InspectRequest, InspectResponse, SearchRequest, SearchResponse, flag_settings, inspect_details
+from ..models import (
+    Assurance,
+    InspectRequest,
+    InspectResponse,
+    SearchRequest,
+    SearchResponse,
+    flag_settings,
+    hidden_text,
+    inspect_caveat,
+    inspect_details,
+    search_caveats,
+)
 from ..records import Kind
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
@@ -20,22 +31,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def render_search(response: SearchResponse) -> None:
-    """A table of results with the stop reason and counts on top, for people."""
+    """A table of results with the stop reason, completeness (and `APPROXIMATE` for such an
+    answer) and counts on top, and the caveats that concern this answer
+    (`models.search_caveats`), for people."""
+    approximate = f"{Assurance.APPROXIMATE.value} · " if response.assurance is Assurance.APPROXIMATE else ""
     stdout.print(
-        f"{response.stop_reason.value} · {response.completeness.value} · {len(response.results)} shown of "
-        f"{response.total_matches} matches ({response.hidden_matches} private/internal hidden) · "
-        f"{response.environment} {response.lean_version or ''}"
+        f"{response.stop_reason.value} · {response.completeness.value} · {approximate}"
+        f"{len(response.results)} shown of {response.total_matches} matches "
+        f"({hidden_text(response.hidden_matches)} private/internal hidden) · {response.environment} {response.lean_version or ''}",
+        markup=False,
     )
     for resolved in response.resolved_constants:
         stdout.print(f"{resolved.given} resolved to {resolved.resolved}", markup=False)
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
         stdout.print(f"no declaration's type mentions {unknown.name}{hint}", markup=False)
-    if response.approximate_fields:
-        stdout.print(
-            f"note: this catalog comes from {response.source}; approximate fields: {', '.join(response.approximate_fields)}",
-            markup=False,
-        )
+    for caveat in search_caveats(response):
+        stdout.print(f"note: {caveat}", markup=False)
     if response.suggestions:
         stdout.print(f"no visible name contains that; close names: {', '.join(response.suggestions)}", markup=False)
     if response.results:
@@ -70,6 +82,9 @@ def render_inspect(response: InspectResponse) -> None:
             stdout.print(f"{label} {url}", markup=False, soft_wrap=True)
     for line in inspect_details(response):
         stdout.print(line, markup=False)
+    caveat = inspect_caveat(response)
+    if caveat:
+        stdout.print(f"note: {caveat}", markup=False)
     if response.doc:
         stdout.print()
         stdout.print(response.doc, markup=False)

@@ -18,7 +18,8 @@ from ..service.config import TOKEN_ENV, ServiceConfig
 from ..service.gate import CallGate
 from ..service.logs import configure_logging
 from ..service.mcp import build_mcp_server, serve_stdio
-from ..service.tools import TOOL_NAMINGS, server_tools
+from ..service.tools import server_tools
+from ..tools import TOOL_NAMINGS, ToolNaming
 from . import main
 from .batch import checker_backend, with_ray_options
 from .output import handles_errors, root_option
@@ -134,7 +135,7 @@ def _open_engine(root: str) -> Engine:
 @handles_errors(json_flag=None)
 def serve(
     root: str, host: str, port: int, max_body_bytes: int, time_budget_s: float, max_concurrent: int, cors_origins: tuple[str, ...],
-    allowed_hosts: tuple[str, ...], request_read_timeout_s: float, keep_alive_timeout_s: int, max_connections: int, tool_names: str,
+    allowed_hosts: tuple[str, ...], request_read_timeout_s: float, keep_alive_timeout_s: int, max_connections: int, tool_names: ToolNaming,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
     **ray: Any,
 ) -> None:
@@ -190,7 +191,7 @@ def serve(
 @with_check_options
 @handles_errors(json_flag=None)
 def mcp(
-    root: str, time_budget_s: float, max_concurrent: int, tool_names: str,
+    root: str, time_budget_s: float, max_concurrent: int, tool_names: ToolNaming,
     check_profiles: tuple[str, ...], check_repl: str | None, check_lake: str, check_workers: int, allow_unsafe_commands: bool,
     **ray: Any,
 ) -> None:

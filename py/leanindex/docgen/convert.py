@@ -34,8 +34,9 @@ from ..base import Frozen
 from ..catalog.links import checked_link
 from ..errors import ErrorCode, LeanIndexError
 from ..names import Components, NameSyntaxError, parse_name
-from ..records import DeclarationRecord, Kind
+from ..records import DeclarationRecord, Kind, Position, SourceRange, record_fields
 from .files import DocgenFile, module_of_file
+from .gaps import LinkTally, absent_facts, file_links, operator_marks
 from .header import HeaderSyntaxError, RenderedHeader, parse_header
 from .links import DEFAULT_DOC_BASE, doc_url
 
@@ -58,6 +59,15 @@ _KINDS: dict[str, tuple[Kind, dict[str, bool], re.Pattern[str]]] = {
     "axiom": (Kind.AXIOM, {}, re.compile(_UNSAFE + r"axiom")),
 }
 DOCGEN_KINDS: tuple[str, ...] = tuple(_KINDS)
+
+ABSENT_FACTS: tuple[str, ...] = tuple(
+    absent_facts(
+        produced_kinds=[kind for kind, _, _ in _KINDS.values()] + [Kind.QUOTIENT],
+        unknown_flags=record_fields("is_deprecated"),  # `_record` sets it false: the data does not say
+    )
+)
+"""What doc-gen4's data never has (`gaps.absent_facts`): `hidden`, the kinds no doc-gen4 kind
+maps to (`kind:recursor`), `flag:deprecated`."""
 
 _LINE_RANGE = re.compile(r"#L(\d+)-L(\d+)$")
 _GITHUB_BLOB = re.compile(r"^https://github\.com/(?P<repo>[^/]+/[^/]+)/blob/(?P<commit>[0-9a-f]{7,40})/")
@@ -89,23 +99,36 @@ class DocgenDeclaration(_Format):
     header: StrictStr
 
 
+class DocgenInstance(_Format):
+    """One entry of a file's instance table: the instance's `name` and its class (`className`)."""
+
+    name: StrictStr
+    className: StrictStr
+
+
 class DocgenModule(_Format):
-    """A whole declaration file: module `name`, its `imports` and its `declarations`."""
+    """A whole declaration file: module `name`, its `imports`, its `declarations` and its
+    instance table (`instances`; absent in output that has none, then no class is recorded)."""
 
     name: StrictStr
     imports: list[StrictStr]
     declarations: list[DocgenDeclaration]
+    instances: list[DocgenInstance] = []
 
 
 @dataclass
 class ConvertedModule:
-    """The records of one file (in file order), its module and imports, and the repository
-    commits its source links name (`{"leanprover/lean4": "d8b1..."}`)."""
+    """The records of one file (in file order), its module and imports, the repository
+    commits its source links name (`{"leanprover/lean4": "d8b1..."}`), each record's
+    `gaps.operator_marks` (same order) and the file's links into other modules
+    (`gaps.file_links`)."""
 
     module: str
     imports: list[str]
     records: list[DeclarationRecord]
     commits: dict[str, set[str]] = field(default_factory=dict)
+    marks: list[int] = field(default_factory=list)
+    links: dict[str, LinkTally] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=1 << 17)
@@ -138,14 +161,17 @@ def convert_module(file: DocgenFile, base: str = DEFAULT_DOC_BASE) -> ConvertedM
     file's module; `is_private`/`is_internal`/`is_deprecated` = False (doc-gen4 leaves private
     and internal declarations out and does not say which are deprecated); `source_url` = the
     source link as given; `doc_url` = the doc link resolved against `base` (a doc site base as
-    `links.doc_base` returns it).
+    `links.doc_base` returns it); `instance_class` = the `className` of the instance's entry in
+    the file's instance table (null for an instance without one, and for other declarations).
 
     Raises `LeanIndexError(invalid_stream)` naming the file (and the declaration) for: invalid
     JSON, a missing or mistyped field, a module name that differs from the file name, an
     unknown kind, a `decl_kind` text that does not fit the kind, an unreadable header, a name
     or linked constant that is not a Lean name, a source link without a valid line range, or a
     source link or resolved doc link that is no link by `catalog.links.link_problem`
-    (`javascript:`, `data:`, control characters...; `details.field` names which).
+    (`javascript:`, `data:`, control characters...; `details.field` names which), and an
+    instance table entry that names no instance of the file, repeats one, or whose class is not
+    a Lean name.
     """
     try:
         data = DocgenModule.model_validate_json(file.data)
@@ -182,12 +208,31 @@ def convert_module(file: DocgenFile, base: str = DEFAULT_DOC_BASE) -> ConvertedM
     unsafe_inductives = {
         components for info, components, header in parsed if info.kind == "inductive" and header.kind_text.startswith("unsafe ")
     }
+    classes = _instance_classes(file, data, {info.name for info, _, _ in parsed if info.kind == "instance"})
     for info, components, header in parsed:
-        converted.records.append(_record(file, data.name, info, components, header, unsafe_inductives, base))
+        converted.records.append(_record(file, data.name, info, components, header, unsafe_inductives, base, classes.get(info.name)))
+        converted.marks.append(operator_marks(header))
         repository = _GITHUB_BLOB.match(info.sourceLink)
         if repository:
             converted.commits.setdefault(repository.group("repo"), set()).add(repository.group("commit"))
+    converted.links = file_links(data.name, (header for _, _, header in parsed))
     return converted
+
+
+def _instance_classes(file: DocgenFile, data: DocgenModule, instances: set[str]) -> dict[str, str]:
+    """The file's instance table as instance name -> class name. Raises `invalid_stream` for an
+    entry that names no `instance` declaration of the file, a second entry for one instance, or
+    a class name that is not a Lean name."""
+    classes: dict[str, str] = {}
+    for entry in data.instances:
+        if entry.name not in instances:
+            raise _fail(file, f"instance table entry {entry.name!r} names no instance declared in the file", declaration=entry.name)
+        if entry.name in classes:
+            raise _fail(file, f"instance {entry.name!r} has two instance table entries", declaration=entry.name)
+        if not _is_lean_name(entry.className):
+            raise _fail(file, f"instance {entry.name!r}: class {entry.className!r} is not a Lean name", declaration=entry.name)
+        classes[entry.name] = entry.className
+    return classes
 
 
 def _record(
@@ -198,6 +243,7 @@ def _record(
     header: RenderedHeader,
     unsafe_inductives: set[Components],
     base: str,
+    instance_class: str | None,
 ) -> DeclarationRecord:
     kind, flags, _ = _KINDS[info.kind]
     for constant in header.constants:
@@ -239,7 +285,7 @@ def _record(
         conclusion_head=header.conclusion_head,
         level_params=[],
         doc=info.doc or None,
-        range={"start": {"line": start, "column": None}, "end": {"line": end, "column": None}},
+        range=SourceRange(start=Position(line=start, column=None), end=Position(line=end, column=None)),
         is_private=False,
         is_internal=False,
         is_instance=flags.get("is_instance", False),
@@ -249,4 +295,5 @@ def _record(
         is_deprecated=False,
         source_url=source_url,
         doc_url=resolved_doc_url,
+        instance_class=instance_class,
     )

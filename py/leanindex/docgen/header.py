@@ -32,7 +32,7 @@ _COLON_OPEN = '<span class="decl_args">'
 _EXTENDS_OPEN = '<span class="decl_extends">'
 _TYPE_OPEN = '<div class="decl_type">'
 _TAG = re.compile(r"<[^>]*>")
-_CONSTANT_LINK = re.compile(r'<a [^>]*?href="\./[^"#]*\.html#([^"]+)"')
+_CONSTANT_LINK = re.compile(r'<a [^>]*?href="\./([^"#]*)\.html#([^"]+)"')
 _WHITESPACE = re.compile(r"[ \t\n\r\f]+")  # HTML's ASCII whitespace, not Unicode spaces
 _BALANCED = (("<span", "</span>"), ("<a ", "</a>"), ("<div", "</div>"))
 
@@ -52,6 +52,8 @@ class RenderedHeader:
     `constants`: the constants linked from the binders and the type (link fragments with HTML
     entities and percent-encoding decoded), sorted by code point, without duplicates.
     `conclusion_constants` and `conclusion_head` approximate the conclusion (see `conclusion`).
+    `links`: each linked constant with the module its link points into (`./A/B.html#N` is
+    constant `N` of module `A.B`), as (module, constant) pairs, sorted, without duplicates.
     """
 
     kind_text: str
@@ -59,6 +61,7 @@ class RenderedHeader:
     constants: tuple[str, ...]
     conclusion_constants: tuple[str, ...] = ()
     conclusion_head: str | None = None
+    links: tuple[tuple[str, str], ...] = ()
 
 
 def collapse_whitespace(text: str) -> str:
@@ -77,6 +80,11 @@ def _constant(fragment: str) -> str:
     # An attribute value is HTML-escaped (`#«term_&lt;&amp;&amp;&gt;_»`), and may also be
     # percent-encoded; undo the HTML escaping first, as a browser does before following it.
     return unquote(unescape(fragment) if "&" in fragment else fragment)
+
+
+def _module(path: str) -> str:
+    # doc-gen4 writes a module's page at its components joined by `/` (`moduleNameToLink`).
+    return unquote(unescape(path) if "&" in path else path).replace("/", ".")
 
 
 _OPENING = "([{⦃⟨⟦"
@@ -171,7 +179,8 @@ def parse_header(html: str) -> RenderedHeader:
     type_ = text[type_open + len(_TYPE_OPEN) : len(text) - 2 * len(_DIV_CLOSE)]
     # `decl_type` is a block box, hence the space between the colon and the type.
     signature = collapse_whitespace(" ".join((_plain(binders), _plain(text[colon:type_open]), _plain(type_))))
-    constants = {_constant(link) for part in (binders, type_) for link in _CONSTANT_LINK.findall(part)}
+    links = {(_module(path), _constant(link)) for part in (binders, type_) for path, link in _CONSTANT_LINK.findall(part)}
+    constants = {constant for _, constant in links}
     conclusion_constants, conclusion_head = conclusion(type_)
     return RenderedHeader(
         kind_text=collapse_whitespace(kind.group(1)),
@@ -179,4 +188,5 @@ def parse_header(html: str) -> RenderedHeader:
         constants=tuple(sorted(constants)),
         conclusion_constants=conclusion_constants,
         conclusion_head=conclusion_head,
+        links=tuple(sorted(links)),
     )

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from array import array
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -29,14 +29,15 @@ from pathlib import Path
 
 from ..base import Frozen
 from ..catalog.builder import EnvironmentFacts, build_catalog
-from ..catalog.manifest import Manifest
+from ..catalog.manifest import BlindSpot, CatalogGaps, Manifest
 from ..errors import ErrorCode, LeanIndexError
 from ..names import NameSyntaxError, name_sort_key, parse_name
 from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, LeanInfo, record_fields
 from ..version import __version__
 from . import links
-from .convert import convert_module
+from .convert import ABSENT_FACTS, convert_module
 from .files import DocgenFile, ProgressCallback, iter_docgen_files, module_of_file
+from .gaps import LinkTally, LinkTargets, blind_spots, check_package_roots, host_modules, missing_modules
 from .links import DEFAULT_DOC_BASE
 
 EXTRACTOR_NAME = "leanindex-docgen-import"
@@ -143,6 +144,7 @@ class DocgenCollection:
     other listed module imports), sorted: importing them loads every listed module.
     `commits`: repository (`owner/name`) -> the one commit its source links name. `files` and
     `declarations_read`: how many files and declarations were read (before merging duplicates).
+    `blind_spots` and `gaps`: what the data is known to lack (`gaps.py`), for the manifest.
     """
 
     lines: SpilledLines
@@ -152,6 +154,8 @@ class DocgenCollection:
     files: int
     declarations_read: int
     merged: list[MergedDuplicate] = field(default_factory=list)
+    blind_spots: list[BlindSpot] = field(default_factory=list)
+    gaps: CatalogGaps = field(default_factory=CatalogGaps)
 
     @property
     def lean_githash(self) -> str | None:
@@ -177,12 +181,14 @@ _QUEUED_PER_WORKER = 4
 @dataclass
 class _ConvertedLines:
     """One converted file as a worker returns it: each record as (name, `name_sort_key`, NDJSON
-    line), which pickle far more cheaply than the record models."""
+    line, `gaps.operator_marks`), which pickle far more cheaply than the record models, and the
+    file's links into other modules (`gaps.file_links`)."""
 
     module: str
     imports: list[str]
     commits: dict[str, set[str]]
-    records: list[tuple[str, tuple, bytes]]
+    records: list[tuple[str, tuple, bytes, int]]
+    links: dict[str, LinkTally]
 
 
 #: How often a conversion worker checks that its import is still alive (seconds).
@@ -208,7 +214,11 @@ def _convert_lines(file: DocgenFile, base: str) -> _ConvertedLines:
         module=converted.module,
         imports=converted.imports,
         commits=converted.commits,
-        records=[(r.name, name_sort_key(r.components), r.model_dump_json().encode()) for r in converted.records],
+        records=[
+            (r.name, name_sort_key(r.components), r.model_dump_json().encode(), marks)
+            for r, marks in zip(converted.records, converted.marks, strict=True)
+        ],
+        links=converted.links,
     )
 
 
@@ -251,6 +261,7 @@ class _Entry:
     key: tuple
     module: str
     index: int
+    marks: int
 
 
 def in_prefixes(module: str, prefixes: Sequence[str]) -> bool:
@@ -265,6 +276,7 @@ def collect_docgen(
     doc_base: str = DEFAULT_DOC_BASE,
     module_prefixes: Sequence[str] | None = None,
     workers: int = CONVERT_WORKERS,
+    package_roots: Sequence[str] | None = None,
 ) -> DocgenCollection:
     """Read and convert a doc-gen4 output (folder or `.tar.xz`), see the module docstring.
     Past the first `SERIAL_FILES` files, `workers` processes convert them (0: none); the result
@@ -273,6 +285,12 @@ def collect_docgen(
     With `module_prefixes`, only the files of modules equal to or under one of them are
     converted (`in_prefixes`), e.g. `Init`, `Std`, `Lean`, `Lake` for the Lean core part of a
     Mathlib documentation; a prefix that is not a module name or keeps no module is refused (`invalid_request`).
+
+    The collection's `gaps` list the missing modules (`gaps.missing_modules`) and, with
+    `package_roots` (the root components of the profile's own packages, e.g. `Mathlib`), the
+    host modules (`gaps.host_modules`; none without it); a package root that is not one
+    component or that no module read has is refused (`invalid_request`). Its `blind_spots` are
+    those of the kept records (`gaps.blind_spots`).
 
     `on_progress(done, total)` reports reading (files of a folder, compressed bytes of an
     archive); `doc_base` is the doc site the `docLink`s are resolved against (`links.py`).
@@ -284,9 +302,10 @@ def collect_docgen(
     base = links.doc_base(doc_base)
     for prefix in module_prefixes or []:
         _check_module_prefix(prefix)
+    check_package_roots(package_roots or [])
     spilled = SpilledLines()
     try:
-        return _collect(path, on_progress, spilled, base, module_prefixes, workers)
+        return _collect(path, on_progress, spilled, base, module_prefixes, workers, package_roots)
     except BaseException:
         spilled.close()
         raise
@@ -311,9 +330,11 @@ def _check_module_prefix(prefix: str) -> None:
 
 def _collect(
     path: str | Path, on_progress: ProgressCallback | None, spilled: SpilledLines, base: str,
-    module_prefixes: Sequence[str] | None, workers: int,
+    module_prefixes: Sequence[str] | None, workers: int, package_roots: Sequence[str] | None,
 ) -> DocgenCollection:
     entries: dict[str, _Entry] = {}
+    targets = LinkTargets()
+    dropped: list[int] = []
     imports_of: dict[str, list[str]] = {}
     file_of: dict[str, str] = {}
     commits: dict[str, set[str]] = {}
@@ -341,9 +362,10 @@ def _collect(
         file_of[converted.module] = file.name
         for repository, seen in converted.commits.items():
             commits.setdefault(repository, set()).update(seen)
-        for name, key, line in converted.records:
+        targets.add_file(converted.module, converted.links)
+        for name, key, line, marks in converted.records:
             declarations += 1
-            entry = _Entry(key=key, module=converted.module, index=spilled.append(line))
+            entry = _Entry(key=key, module=converted.module, index=spilled.append(line), marks=marks)
             earlier = entries.get(name)
             if earlier is None:
                 entries[name] = entry
@@ -351,6 +373,7 @@ def _collect(
             merged.append(_merge(name, earlier, entry, file_of, spilled))
             if entry.module < earlier.module:
                 entries[name] = entry
+            dropped.append((earlier if entries[name] is entry else entry).index)
     unmatched = sorted(set(module_prefixes or []) - matched)
     if unmatched:
         raise LeanIndexError(
@@ -367,6 +390,11 @@ def _collect(
             )
     spilled.order(entry.index for entry in sorted(entries.values(), key=lambda entry: entry.key))
     imported = {module for imports in imports_of.values() for module in imports}
+    held = Counter(entry.module for entry in entries.values())
+    gaps = CatalogGaps(
+        missing_modules=missing_modules(imports_of, targets, (_signature(spilled.read(i))[2] for i in dropped)),
+        host_modules=host_modules(imports_of, held, package_roots),
+    )
     return DocgenCollection(
         lines=spilled,
         modules=sorted(imports_of),
@@ -375,6 +403,8 @@ def _collect(
         files=files,
         declarations_read=declarations,
         merged=sorted(merged, key=lambda m: m.name),
+        blind_spots=blind_spots(entry.marks for entry in entries.values()),
+        gaps=gaps,
     )
 
 
@@ -446,6 +476,7 @@ def import_docgen(
     on_build: Callable[[int], None] | None = None,
     on_line: Callable[[int], None] | None = None,
     module_prefixes: Sequence[str] | None = None,
+    package_roots: Sequence[str] | None = None,
 ) -> DocgenImport:
     """Import doc-gen4 output at `path` as `profile`'s catalog under `root`.
 
@@ -455,16 +486,22 @@ def import_docgen(
     reading is done with the number of stream lines to build, then `on_line(n)` per line.
     `lean_version` is stored as `normalize_lean_version` gives it (`v4.33.0` -> `4.33.0`);
     `doc_base` is the doc site each `doc_url` is resolved against (`links.doc_base`).
-    `module_prefixes` keeps only the modules equal to or under them (`collect_docgen`).
+    `module_prefixes` keeps only the modules equal to or under them, and `package_roots` names
+    the profile's own packages, so the modules of others are listed as host modules
+    (`collect_docgen`). The manifest's `source.absent_facts` are `convert.ABSENT_FACTS`, its
+    `source.blind_spots` and `gaps` the collection's.
     Raises the errors of `collect_docgen` and `build_catalog`, and `invalid_request` for a bad
     `lean_version` or `doc_base` (before anything is read); on any error nothing under `root`
     changes.
     """
     lean_version = normalize_lean_version(lean_version) if lean_version is not None else None
-    collection = collect_docgen(path, on_read, doc_base, module_prefixes)
+    collection = collect_docgen(path, on_read, doc_base, module_prefixes, package_roots=package_roots)
     if on_build is not None:
         on_build(len(collection.lines) + 2)  # header and footer
-    facts = EnvironmentFacts(source="doc-gen4", mathlib_commit=collection.mathlib_commit)
+    facts = EnvironmentFacts(
+        source="doc-gen4", mathlib_commit=collection.mathlib_commit, absent_facts=list(ABSENT_FACTS),
+        blind_spots=collection.blind_spots, gaps=collection.gaps,
+    )
     try:
         manifest = build_catalog(docgen_stream(collection, lean_version), root, profile, facts=facts, on_line=on_line)
     finally:

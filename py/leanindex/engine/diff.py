@@ -1,6 +1,8 @@
 """Per-declaration changes between two verified catalogs (`lean.catalog.diff`, `leanindex
-catalog diff OLDER NEWER`, `GET /v1/environments/{older}/diff/{newer}`): counts of added,
-removed, retyped, deprecated and renamed declarations, then pages of them (docs/diff.md).
+catalog diff OLDER NEWER`, `GET /v1/environments/{older}/diff/{newer}`): first the module gaps
+(modules held by one catalog only, the missing and host modules the manifests record, and the
+declarations counted under them), then counts of added, removed, retyped, reprinted, deprecated
+and renamed declarations, then pages of them (docs/diff.md).
 
 A query over two catalogs the engine has leased and verified (`Engine.diff`), or two the CLI
 named (`open_verified`); pages continue with the one cursor codec of `engine.cursor`, bound to
@@ -11,11 +13,14 @@ folder (`catalog/<profile>`), never a server path.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
+import numpy as np
+import pyarrow as pa
 from pydantic import Field
 
 from ..base import Frozen
+from ..catalog.index import INDEX_DIR
 from ..catalog.layout import CatalogPaths, connect_duckdb
 from ..catalog.manifest import Manifest
 from ..catalog.verify import verify_catalog
@@ -23,7 +28,7 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import ProfileId, display_profile
 from .cursor import malformed_cursor, pack_cursor, unpack_cursor
 
-DIFF_CATEGORIES: tuple[str, ...] = ("added", "removed", "retyped", "deprecated", "renamed")
+DIFF_CATEGORIES: tuple[str, ...] = ("added", "removed", "retyped", "reprinted", "deprecated", "renamed")
 """The change categories, in the order counts and lists are given (see `diff_declarations`)."""
 
 DEPRECATION_CATEGORIES: tuple[str, ...] = ("deprecated", "renamed")
@@ -38,7 +43,7 @@ _DIFF_CURSOR_VERSION = 1
 _NORMALIZED = "regexp_replace(trim({0}), '\\s+', ' ', 'g')"
 
 
-ChangeCategory = Literal["added", "removed", "retyped", "deprecated", "renamed"]
+ChangeCategory = Literal["added", "removed", "retyped", "reprinted", "deprecated", "renamed"]
 
 
 class DiffRequest(Frozen):
@@ -59,9 +64,10 @@ class DiffRequest(Frozen):
 
 
 class DiffSide(Frozen):
-    """One catalog of a diff: its profile, where its catalog is under its root, its identity, its declaration
-    count, and whether it records deprecation (`deprecation_recorded`; when false,
-    `deprecation_reason` says why)."""
+    """One catalog of a diff: its profile, where its catalog is under its root, its identity, its
+    declaration and module counts, whether it records deprecation (`deprecation_recorded`; when
+    false, `deprecation_reason` says why), and the gaps its manifest records (`missing_modules`,
+    `host_modules`: `Manifest.gaps`)."""
 
     profile: str = Field(description="Profile id, upper case.")
     catalog: str = Field(description="The catalog compared, relative to its root: `catalog/<profile>`.")
@@ -69,8 +75,101 @@ class DiffSide(Frozen):
     lean_version: str = Field(description="Lean version of the environment.")
     source: str = Field(description="`lean`, `doc-gen4` or `stream`.")
     declaration_count: int = Field(description="Declarations in the catalog.")
+    module_count: int = Field(description="Modules holding at least one of its declarations.")
     deprecation_recorded: bool = Field(description="The catalog records deprecation.")
     deprecation_reason: str | None = Field(default=None, description="Why it does not; null when it does.")
+    missing_modules: list[str] = Field(
+        default_factory=list,
+        description="Modules its manifest records as imported or linked but not held (`gaps.missing_modules`), sorted.",
+    )
+    host_modules: list[str] = Field(
+        default_factory=list,
+        description="Modules its manifest records as the host project's, outside the profile's packages "
+        "(`gaps.host_modules`), sorted.",
+    )
+
+
+class GapModule(Frozen):
+    """A module one catalog holds declarations of and the other holds none of. Its declarations
+    that the other catalog does not hold under any module (`not_in_other`) are counted here, not
+    as added or removed: the module may be new or gone, or left out of one catalog (`missing_in_other`
+    says when the other's manifest records that), or host-project code (`host`)."""
+
+    module: str = Field(description="The module's name.")
+    declarations: int = Field(description="Its declarations in the catalog that holds it.")
+    not_in_other: int = Field(
+        description="Of those, names the other catalog does not hold at all: counted here instead of as removed "
+        "(a module only in the older catalog) or added (only in the newer). The rest moved to another module "
+        "and are compared as usual."
+    )
+    linked_in_other: int = Field(
+        description="Of `not_in_other`, names the other catalog's signatures link (its manifest's missing modules "
+        "list them): known to exist in the other environment."
+    )
+    missing_in_other: bool = Field(description="The other catalog's manifest records this module as missing.")
+    host: bool = Field(description="A catalog's manifest records this module as a host module (the project its docs were built in).")
+
+    def describe(self, other: str) -> str:
+        """`declarations` and what is known about them, for text renderings; `other` names the
+        other catalog."""
+        why = [*(["recorded missing in " + other] if self.missing_in_other else []), *(["host module"] if self.host else [])]
+        linked = f", {self.linked_in_other:,} of them linked from {other}'s signatures" if self.linked_in_other else ""
+        return f"{self.declarations:,} declarations, {self.not_in_other:,} not in {other}{linked} ({'; '.join(why)})"
+
+
+class ModuleGaps(Frozen):
+    """What the diff sets apart before comparing declarations: the modules held by one catalog
+    only (sorted by name) and the declarations counted under gaps instead of as changes.
+
+    `declarations_only_in_older` are names only in the older catalog under a module the newer
+    one does not hold or under a host module (of either manifest): not `removed`; likewise
+    `declarations_only_in_newer`, not `added`. `host_declarations_in_both` are names both hold
+    where either side's module is a host module: not compared.
+    """
+
+    modules_only_in_older: list[GapModule] = Field(description="Modules with declarations in the older catalog only.")
+    modules_only_in_newer: list[GapModule] = Field(description="Modules with declarations in the newer catalog only.")
+    declarations_only_in_older: int = Field(
+        description="Names only in the older catalog under a module the newer does not hold or a host module: not counted as removed."
+    )
+    declarations_only_in_newer: int = Field(
+        description="Names only in the newer catalog under a module the older does not hold or a host module: not counted as added."
+    )
+    host_declarations_in_both: int = Field(
+        description="Names in both catalogs under a host module of either: not compared (no retyped, reprinted, deprecated, renamed)."
+    )
+
+    def lines(self, older: DiffSide, newer: DiffSide, shown: int = 10) -> list[str]:
+        """The gaps as text, one fact a line, for every text rendering of a diff: each side's
+        modules held by it only (count, declarations, those counted here, the recorded
+        missing and host ones by name, then the `shown` largest others), then each side's
+        recorded missing and host modules."""
+        lines = []
+        for side, other, modules, count in (
+            (older, newer, self.modules_only_in_older, self.declarations_only_in_older),
+            (newer, older, self.modules_only_in_newer, self.declarations_only_in_newer),
+        ):
+            held = sum(m.declarations for m in modules)
+            lines.append(
+                f"modules only in {side.profile}: {len(modules):,} ({held:,} declarations); "
+                f"{count:,} declarations not in {other.profile} counted here, not as {'removed' if side is older else 'added'}"
+            )
+            for module in modules:
+                if module.missing_in_other or module.host:
+                    lines.append(f"  {module.module}: {module.describe(other.profile)}")
+            others = sorted((m for m in modules if not (m.missing_in_other or m.host)), key=lambda m: (-m.declarations, m.module))
+            if others:
+                largest = ", ".join(f"{m.module} {m.declarations:,}" for m in others[:shown])
+                more = f", and {len(others) - shown:,} more" if len(others) > shown else ""
+                lines.append(f"  {len(others):,} without a record saying why (largest: {largest}{more})")
+        if self.host_declarations_in_both:
+            lines.append(f"host-module declarations in both, not compared: {self.host_declarations_in_both:,}")
+        for side in (older, newer):
+            if side.missing_modules:
+                lines.append(f"{side.profile} records missing modules: {', '.join(side.missing_modules)}")
+            if side.host_modules:
+                lines.append(f"{side.profile} records host modules: {', '.join(side.host_modules)}")
+        return lines
 
 
 class DeclarationChange(Frozen):
@@ -95,10 +194,10 @@ class DeclarationChange(Frozen):
 
     def details(self) -> list[str]:
         """What a one-line rendering adds after the name: `type_before -> type_after` for
-        `retyped`, `deprecated_to X since Y` (`-` for a part Lean did not record) when there is a
+        `retyped` and `reprinted`, `deprecated_to X since Y` (`-` for a part Lean did not record) when there is a
         deprecation entry; empty otherwise."""
         details = []
-        if self.category == "retyped":
+        if self.category in ("retyped", "reprinted"):
             details.append(f"{self.type_before} -> {self.type_after}")
         if self.deprecated_to is not None or self.deprecated_since is not None:
             details.append(f"deprecated_to {self.deprecated_to or '-'} since {self.deprecated_since or '-'}")
@@ -108,16 +207,23 @@ class DeclarationChange(Frozen):
 class DeclarationDiff(Frozen):
     """What changed from the `older` to the `newer` catalog, per declaration.
 
-    `counts` has every category of `DIFF_CATEGORIES`; a count is null when the category cannot
-    be decided (`deprecated` and `renamed` when a side does not record deprecation) and
-    `not_recorded` then says why, per category. `changes` lists at most `limit` changes of the
-    requested `categories` (categories in `DIFF_CATEGORIES` order, each in `Name.lt` order);
-    `next_cursor` continues the list (null on the last page). `complete` is true when this page
-    ends the list.
+    `module_gaps` come first: the modules one catalog holds and the other does not, and the
+    declarations counted under them (and under host modules) instead of as changes. `compared`
+    is how many names both catalogs hold outside host modules. `counts` has every category of
+    `DIFF_CATEGORIES`; a count is null when the category cannot be decided (`deprecated` and
+    `renamed` when a side does not record deprecation) and `not_recorded` then says why, per
+    category. `changes` lists at most `limit` changes of the requested `categories` (categories
+    in `DIFF_CATEGORIES` order, each in `Name.lt` order); `next_cursor` continues the list (null
+    on the last page). `complete` is true when this page ends the list.
     """
 
     older: DiffSide = Field(description="The older catalog.")
     newer: DiffSide = Field(description="The newer catalog.")
+    module_gaps: ModuleGaps = Field(
+        description="Modules held by one catalog only, and the declarations counted under them and under host modules "
+        "instead of as added, removed or compared."
+    )
+    compared: int = Field(description="Names both catalogs hold outside host modules: those retyped, reprinted, deprecated and renamed are among them.")
     counts: dict[str, int | None] = Field(description="Changes per category, all pages; null when undecidable.")
     not_recorded: dict[str, str] = Field(default_factory=dict, description="Category -> why its count is null.")
     categories: list[str] = Field(description="The categories listed.")
@@ -126,17 +232,23 @@ class DeclarationDiff(Frozen):
     next_cursor: str | None = Field(description="Pass as `after` for the next page; null on the last.")
     complete: bool = Field(description="This page ends the list.")
 
+    def differs(self) -> bool:
+        """Whether the catalogs differ in any declaration: a non-zero count, or a declaration
+        only one side holds under a gap module (what `catalog diff` exits 14 on)."""
+        gaps = self.module_gaps
+        return any(self.counts.values()) or bool(gaps.declarations_only_in_older or gaps.declarations_only_in_newer)
+
 
 def _columns(con: Any, parquet: Path) -> set[str]:
     rows = con.execute("SELECT name FROM parquet_schema($p)", {"p": str(parquet)}).fetchall()
     return {row[0] for row in rows}
 
 
-def diff_side(paths: CatalogPaths, manifest: Manifest, columns: set[str]) -> DiffSide:
-    """The `DiffSide` of a verified catalog. Deprecation is recorded when the source does not
-    list `is_deprecated` as approximate (doc-gen4's data carries no deprecation attribute) and
-    the table has the `deprecated_to` and `deprecated_since` columns (catalogs built before
-    they existed lack them)."""
+def diff_side(paths: CatalogPaths, manifest: Manifest, columns: set[str], module_count: int) -> DiffSide:
+    """The `DiffSide` of a verified catalog with `module_count` modules holding declarations.
+    Deprecation is recorded when the source does not list `is_deprecated` as approximate
+    (doc-gen4's data carries no deprecation attribute) and the table has the `deprecated_to`
+    and `deprecated_since` columns (catalogs built before they existed lack them)."""
     reason = None
     if "is_deprecated" in manifest.source.approximate_fields:
         reason = f"{display_profile(manifest.profile)} comes from {manifest.source.kind}, whose data does not record deprecation"
@@ -149,8 +261,11 @@ def diff_side(paths: CatalogPaths, manifest: Manifest, columns: set[str]) -> Dif
         lean_version=manifest.lean.version,
         source=manifest.source.kind,
         declaration_count=manifest.catalog.declaration_count,
+        module_count=module_count,
         deprecation_recorded=reason is None,
         deprecation_reason=reason,
+        missing_modules=sorted(m.module for m in manifest.gaps.missing_modules),
+        host_modules=sorted(m.module for m in manifest.gaps.host_modules),
     )
 
 
@@ -201,29 +316,97 @@ def _check_categories(categories: list[str] | None) -> list[str]:
     return [c for c in DIFF_CATEGORIES if c in categories]
 
 
-# One row per name of either catalog; the category flags follow the rules of `diff_declarations`.
+# One row per name of either catalog, with what the category filters (`_CATEGORY_FILTER`) read.
+# `obind`/`nbind` (pos, binders: the catalogs' `index/binders.npy`), `hosts` (module),
+# `linked` (side, name) and the module tables `omods`/`nmods` (module) exist when it runs.
 _CHANGES_SQL = """
 CREATE TEMP TABLE changes AS
-WITH o AS (SELECT pos, name, kind, module, type, is_deprecated, {o_to} AS deprecated_to, {o_since} AS deprecated_since
+WITH o AS (SELECT pos, name, kind, module, type, type_constants, conclusion_constants, is_deprecated,
+                  {o_to} AS deprecated_to, {o_since} AS deprecated_since
            FROM read_parquet($older)),
-     n AS (SELECT pos, name, kind, module, type, is_deprecated, {n_to} AS deprecated_to, {n_since} AS deprecated_since
+     n AS (SELECT pos, name, kind, module, type, type_constants, conclusion_constants, is_deprecated,
+                  {n_to} AS deprecated_to, {n_since} AS deprecated_since
            FROM read_parquet($newer)),
      j AS (SELECT coalesce(n.name, o.name) AS name, o.pos AS opos, n.pos AS npos,
-                  coalesce(n.kind, o.kind) AS kind, CASE WHEN n.pos IS NULL THEN o.module ELSE n.module END AS module,
+                  coalesce(n.kind, o.kind) AS kind, o.module AS omodule, n.module AS nmodule,
                   o.type AS type_before, n.type AS type_after,
+                  o.type_constants = n.type_constants
+                    AND o.conclusion_constants IS NOT DISTINCT FROM n.conclusion_constants AS same_constants,
                   o.is_deprecated AS odep, n.is_deprecated AS ndep,
                   o.deprecated_to AS oto, o.deprecated_since AS osince,
                   n.deprecated_to AS nto, n.deprecated_since AS nsince
            FROM o FULL OUTER JOIN n ON o.name = n.name)
-SELECT j.*,
-       opos IS NULL AS added,
-       npos IS NULL AS removed,
+SELECT j.*, CASE WHEN npos IS NULL THEN omodule ELSE nmodule END AS module,
+       coalesce(omodule IN (SELECT module FROM hosts), false) AS ohost,
+       coalesce(nmodule IN (SELECT module FROM hosts), false) AS nhost,
+       coalesce(omodule NOT IN (SELECT module FROM nmods), false) AS oonly,
+       coalesce(nmodule NOT IN (SELECT module FROM omods), false) AS nonly,
        -- CASE, not AND: DuckDB then normalizes only the types that differ as stored (most do not).
        CASE WHEN opos IS NULL OR npos IS NULL OR type_before = type_after THEN false
-            ELSE {norm_before} <> {norm_after} END AS retyped,
-       (opos IS NOT NULL AND npos IS NOT NULL AND ndep AND NOT odep) AS newly_deprecated
-FROM j
+            ELSE {norm_before} <> {norm_after} END AS differs,
+       same_constants AND ob.binders = nb.binders AS same_shape
+FROM j LEFT JOIN obind ob ON ob.pos = j.opos LEFT JOIN nbind nb ON nb.pos = j.npos
 """
+
+# Each filter over `changes` (after `_FLAGS_SQL`), for counting and for listing.
+_CATEGORY_FILTER = {
+    "added": "opos IS NULL AND NOT gap",
+    "removed": "npos IS NULL AND NOT gap",
+    "retyped": "compared AND differs AND NOT coalesce(same_shape, false)",
+    "reprinted": "compared AND differs AND coalesce(same_shape, false)",
+    "deprecated": "newly_deprecated AND NOT renamed",
+    "renamed": "renamed",
+}
+
+_FLAGS_SQL = """
+ALTER TABLE changes ADD COLUMN gap BOOLEAN;
+UPDATE changes SET gap = CASE WHEN opos IS NULL THEN nonly OR nhost WHEN npos IS NULL THEN oonly OR ohost ELSE ohost OR nhost END;
+ALTER TABLE changes ADD COLUMN compared BOOLEAN;
+UPDATE changes SET compared = opos IS NOT NULL AND npos IS NOT NULL AND NOT gap;
+ALTER TABLE changes ADD COLUMN newly_deprecated BOOLEAN;
+UPDATE changes SET newly_deprecated = compared AND ndep AND NOT odep;
+CREATE TEMP TABLE new_names AS SELECT name FROM changes WHERE opos IS NULL;
+ALTER TABLE changes ADD COLUMN renamed BOOLEAN;
+UPDATE changes SET renamed = newly_deprecated AND coalesce(nto IN (SELECT name FROM new_names), false);
+"""
+
+# The modules one side holds only, with their declarations, those the other side lacks by
+# name, and of those the ones the other side's signatures link ({side}: o or n; {other}: n or o).
+_GAP_MODULES_SQL = """
+SELECT {side}module, count(*), count(*) FILTER ({other}pos IS NULL),
+       count(*) FILTER ({other}pos IS NULL AND name IN (SELECT name FROM linked WHERE side = '{other}'))
+FROM changes WHERE {side}only GROUP BY {side}module ORDER BY {side}module
+"""
+
+
+def _binders(paths: CatalogPaths) -> pa.Table:
+    """(pos, binders) of a verified catalog: its `index/binders.npy`, each position's
+    `catalog.ranking.binder_count` of the printed type, computed at build time."""
+    binders = np.load(paths.catalog_dir / INDEX_DIR / "binders.npy", allow_pickle=False)
+    return pa.table({"pos": pa.array(np.arange(len(binders), dtype=np.int64)), "binders": pa.array(binders)})
+
+
+def _register_gaps(con: Any, old_manifest: Manifest, new_manifest: Manifest) -> None:
+    """The recorded gaps as tables: `hosts` (module: a host module of either manifest) and
+    `linked` (side `o`/`n`, name: a name that side's signatures link into its missing modules)."""
+    hosts = sorted({m.module for manifest in (old_manifest, new_manifest) for m in manifest.gaps.host_modules})
+    linked = [(side, name) for side, manifest in (("o", old_manifest), ("n", new_manifest))
+              for missing in manifest.gaps.missing_modules for name in missing.linked_names]
+    con.register("hosts", pa.table({"module": pa.array(hosts, pa.string())}))
+    con.register("linked", pa.table({"side": pa.array([s for s, _ in linked], pa.string()),
+                                     "name": pa.array([n for _, n in linked], pa.string())}))
+
+
+def _gap_modules(con: Any, side: str, other: Manifest) -> list[GapModule]:
+    """The modules only side `side` (`o` or `n`) holds; `other` is the other side's manifest."""
+    missing = {m.module for m in other.gaps.missing_modules}
+    hosts = {module for (module,) in con.execute("SELECT module FROM hosts").fetchall()}
+    rows = con.execute(_GAP_MODULES_SQL.format(side=side, other="n" if side == "o" else "o")).fetchall()
+    return [
+        GapModule(module=module, declarations=held, not_in_other=absent, linked_in_other=linked,
+                  missing_in_other=module in missing, host=module in hosts)
+        for module, held, absent, linked in rows
+    ]
 
 
 def diff_declarations(
@@ -237,20 +420,33 @@ def diff_declarations(
     their manifests (each a `(paths, manifest)`), compared by full name over their
     `declarations.parquet` tables with DuckDB.
 
-    The rules (docs/diff.md), for a name N:
-    - added: N is in `newer` only; removed: N is in `older` only.
-    - retyped: N is in both and its printed type differs after whitespace normalization (runs
-      of whitespace become one space, ends trimmed); any other difference counts.
-    - renamed: N is in both, not deprecated in `older`, deprecated in `newer` with a
-      replacement (`deprecated_to`, Lean's `DeprecationEntry.newName?` of the `@[deprecated]`
-      attribute, lean4 `src/Lean/Linter/Deprecated.lean`) that is added: Lean's rename pattern
-      `@[deprecated new (since := "...")] theorem old := new` keeps the old name as an alias.
-    - deprecated: N is in both, not deprecated in `older`, deprecated in `newer`, and not
-      renamed (no replacement, or one that exists in `older` too).
-    added, removed and the names in both partition the names; retyped, deprecated and renamed
-    are among the names in both, deprecated and renamed exclusive (a renamed alias may also be
-    retyped). deprecated and renamed need both sides to record deprecation; otherwise their
-    counts are null with the reason in `not_recorded`.
+    The rules (docs/diff.md), for a name N; a module is *held* by a catalog when it has one of
+    its declarations, and a *host module* is one either manifest lists in `gaps.host_modules`:
+    - gaps first: N only in `older` under a module `newer` does not hold or a host module, N
+      only in `newer` under a module `older` does not hold or a host module, and N in both
+      under a host module (on either side) are counted in `module_gaps`, in no category. A
+      module a manifest records as missing is never held by that catalog, so the other side's
+      declarations under it are gaps (`GapModule.missing_in_other` says so).
+    - added: N is in `newer` only (not a gap); removed: N is in `older` only (not a gap).
+    - compared: N is in both, not under a host module. Of those:
+    - retyped: its printed type differs after whitespace normalization (runs of whitespace
+      become one space, ends trimmed), and its recorded constants (`type_constants`,
+      `conclusion_constants`) or its binder count (`catalog.ranking.binder_count`, stored as
+      `index/binders.npy`) differ too.
+    - reprinted: its printed type differs after whitespace normalization, with the same
+      constants and the same binder count: a change of notation or printing style, or a change
+      neither shows (binder explicitness, universe names, argument order, operators the source
+      does not link).
+    - renamed: not deprecated in `older`, deprecated in `newer` with a replacement
+      (`deprecated_to`, Lean's `DeprecationEntry.newName?` of the `@[deprecated]` attribute,
+      lean4 `src/Lean/Linter/Deprecated.lean`) that only `newer` holds (added or a gap): Lean's
+      rename pattern `@[deprecated new (since := "...")] theorem old := new` keeps the old name
+      as an alias.
+    - deprecated: not deprecated in `older`, deprecated in `newer`, and not renamed.
+    Gaps, added, removed and compared partition the names; retyped and reprinted exclude each
+    other, as do deprecated and renamed (a renamed alias may also be retyped or reprinted).
+    deprecated and renamed need both sides to record deprecation; otherwise their counts are
+    null with the reason in `not_recorded`.
 
     `categories` selects the lists (default all; counts always cover all), `limit` (1 to
     `DIFF_LIMIT_MAX`) bounds a page, `after` is the `next_cursor` of the previous page. Raises
@@ -268,7 +464,16 @@ def diff_declarations(
     con = connect_duckdb()
     try:
         old_columns, new_columns = _columns(con, old_parquet), _columns(con, new_parquet)
-        sides = diff_side(old_paths, old_manifest, old_columns), diff_side(new_paths, new_manifest, new_columns)
+        for table, parquet in (("omods", old_parquet), ("nmods", new_parquet)):
+            con.execute(
+                f"CREATE TEMP TABLE {table} AS SELECT DISTINCT module FROM read_parquet($p) WHERE module IS NOT NULL",
+                {"p": str(parquet)},
+            )
+        module_counts = [len(con.execute(f"SELECT module FROM {t}").fetchall()) for t in ("omods", "nmods")]
+        sides = (
+            diff_side(old_paths, old_manifest, old_columns, module_counts[0]),
+            diff_side(new_paths, new_manifest, new_columns, module_counts[1]),
+        )
         recorded = all(side.deprecation_recorded for side in sides)
         not_recorded = {} if recorded else {
             category: "; ".join(side.deprecation_reason for side in sides if side.deprecation_reason)
@@ -288,6 +493,9 @@ def diff_declarations(
         def column(columns: set[str], name: str) -> str:
             return name if name in columns else "NULL::VARCHAR"
 
+        con.register("obind", _binders(old_paths))
+        con.register("nbind", _binders(new_paths))
+        _register_gaps(con, old_manifest, new_manifest)
         con.execute(
             _CHANGES_SQL.format(
                 o_to=column(old_columns, "deprecated_to"), o_since=column(old_columns, "deprecated_since"),
@@ -296,23 +504,31 @@ def diff_declarations(
             ),
             {"older": str(old_parquet), "newer": str(new_parquet)},
         )
-        con.execute(
-            "CREATE TEMP TABLE added_names AS SELECT name FROM changes WHERE added;"
-            "ALTER TABLE changes ADD COLUMN renamed BOOLEAN;"
-            "UPDATE changes SET renamed = newly_deprecated AND coalesce(nto IN (SELECT name FROM added_names), false);"
-        )
+        con.execute(_FLAGS_SQL)
         row = con.execute(
-            "SELECT count(*) FILTER (added), count(*) FILTER (removed), count(*) FILTER (retyped),"
-            " count(*) FILTER (newly_deprecated AND NOT renamed), count(*) FILTER (renamed) FROM changes"
+            "SELECT " + ", ".join(f"count(*) FILTER ({_CATEGORY_FILTER[c]})" for c in DIFF_CATEGORIES)
+            + ", count(*) FILTER (compared), count(*) FILTER (gap AND npos IS NULL),"
+            " count(*) FILTER (gap AND opos IS NULL), count(*) FILTER (gap AND opos IS NOT NULL AND npos IS NOT NULL)"
+            " FROM changes"
         ).fetchone()
         assert row is not None
-        counts = {c: (None if c in not_recorded else int(n)) for c, n in zip(DIFF_CATEGORIES, row, strict=True)}
+        counts = {c: (None if c in not_recorded else int(n)) for c, n in zip(DIFF_CATEGORIES, row, strict=False)}
+        compared, only_older, only_newer, host_both = (int(n) for n in row[len(DIFF_CATEGORIES):])
+        module_gaps = ModuleGaps(
+            modules_only_in_older=_gap_modules(con, "o", new_manifest),
+            modules_only_in_newer=_gap_modules(con, "n", old_manifest),
+            declarations_only_in_older=only_older,
+            declarations_only_in_newer=only_newer,
+            host_declarations_in_both=host_both,
+        )
         changes, next_cursor = _page(con, wanted, limit, start, binding)
     finally:
         con.close()
     return DeclarationDiff(
         older=sides[0],
         newer=sides[1],
+        module_gaps=module_gaps,
+        compared=compared,
         counts=counts,
         not_recorded=not_recorded,
         categories=wanted,
@@ -323,15 +539,6 @@ def diff_declarations(
     )
 
 
-_CATEGORY_FILTER = {
-    "added": "added",
-    "removed": "removed",
-    "retyped": "retyped",
-    "deprecated": "newly_deprecated AND NOT renamed",
-    "renamed": "renamed",
-}
-
-
 def _page(
     con: Any, wanted: list[str], limit: int, start: tuple[int, int] | None, binding: dict[str, str]
 ) -> tuple[list[DeclarationChange], str | None]:
@@ -340,7 +547,7 @@ def _page(
     changes: list[DeclarationChange] = []
     last: tuple[int, int] | None = None
     for index in range(start[0] if start else 0, len(wanted)):
-        category = wanted[index]
+        category = cast(ChangeCategory, wanted[index])
         pos_column = "opos" if category == "removed" else "npos"
         after_pos = start[1] if start and index == start[0] else -1
         replacement = "oto, osince" if category == "removed" else (

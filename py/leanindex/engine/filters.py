@@ -7,19 +7,26 @@ intersected with the other filters' starting from the shortest); a row filter na
 intersection (`narrow`). Both kinds answer `reasons` for a row that matched every filter, from
 the same rule that selected it. `FILTERS` is the order filters are applied and reasons listed.
 A new filter is one more class here and its field on `models.SearchRequest`.
+
+Each filter declares the record fields it can read (`reads`) and says which of them one request
+reads (`read`), with the constants it asks of each; `engine.assurance` turns that into the
+answer's assurance. A filter on a fact the catalog's source never had (`SourceInfo.absent_facts`:
+a kind or flag) refuses the request with `not_recorded` when it is built (`require_facts`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..catalog.index import Occurrences, unique_positions
+from ..catalog.manifest import flag_fact, kind_fact
 from ..errors import ErrorCode, LeanIndexError
 from ..models import SEARCH_FLAGS, MatchReason, ResolvedConstant, SearchRequest, UnknownConstant
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name
-from ..records import FLAG_FIELDS, KIND_ORDER
+from ..records import FLAG_FIELDS, KIND_ORDER, record_fields
 from .loaded import LoadedCatalog
 
 EMPTY = np.empty(0, dtype=np.int64)
@@ -40,9 +47,11 @@ def _contains(positions: np.ndarray, pos: int) -> bool:
 
 
 class SearchFilter:
-    """One filter of a search on one catalog (subclasses set `field`, the request field)."""
+    """One filter of a search on one catalog (subclasses set `field`, the request field, and
+    `reads`, every record field the filter can read)."""
 
     field: ClassVar[str]
+    reads: ClassVar[tuple[str, ...]]
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         self.catalog = catalog
@@ -71,12 +80,18 @@ class SearchFilter:
         """Why the stored `row` (a matching declaration) matched this filter."""
         raise NotImplementedError
 
+    def read(self) -> dict[str, list[str] | None]:
+        """The record fields this request's use of the filter reads (some of `reads`), each with
+        the constants it asks that field for (None: no particular constant, as a kind or a word)."""
+        return dict.fromkeys(self.reads)
+
 
 class NameContains(SearchFilter):
     """`name_contains`: every fragment is a substring of the printed name (suffix-array
     look-ups; with `case_sensitive: false`, on the names with ASCII letters folded to lower case)."""
 
     field = "name_contains"
+    reads = record_fields("name")
 
     @classmethod
     def active(cls, request: SearchRequest) -> bool:
@@ -104,10 +119,20 @@ class Text(SearchFilter):
     `invalid_request` for a text with no indexable word (only stop words or symbols)."""
 
     field = "text"
+    reads = record_fields("name", "doc", "type")
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
         self.words = catalog.text.query_words(request.text or "")
+        unindexed = catalog.text.unindexed(self.words)
+        if unindexed:
+            identity = catalog.identity()
+            raise LeanIndexError(
+                ErrorCode.NOT_RECORDED,
+                f"the text index of {identity.environment} was built when {', '.join(unindexed)} were dropped as stop words, "
+                "so a text with them cannot be answered there; rebuild the catalog",
+                {"field": "text", "words": unindexed, "environment": identity.environment},
+            )
         if not self.words:
             raise LeanIndexError(
                 ErrorCode.INVALID_REQUEST,
@@ -141,15 +166,21 @@ class ConstantSet:
     """The constants a request field lists, looked up in one catalog (`resolve_constant`):
     `known` (as stored, in order, without repeats), `resolved` (partly qualified ones and what
     they resolved to) and `unknown` (each with its suggestions: every constant it could mean
-    first, then close names)."""
+    first, then close names). With `exact`, a name for which it holds, as given or in canonical
+    printing, is known as it is, before any resolution."""
 
-    def __init__(self, catalog: LoadedCatalog, names: list[str], field: str, where: str = "type"):
+    def __init__(
+        self, catalog: LoadedCatalog, names: list[str], field: str, where: str = "type", exact: Callable[[str], bool] | None = None
+    ):
         self.known: list[str] = []
         self.resolved: list[ResolvedConstant] = []
         self.unknown: list[UnknownConstant] = []
+        #: Every constant asked for: the known ones and the canonical names of the unknown.
+        self.asked: list[str] = []
         for name in dict.fromkeys(names):
-            found, candidates = resolve_constant(catalog, name, field, where)
             canonical = format_name(parse_request_name(name, field))
+            listed = next((n for n in (name, canonical) if exact is not None and exact(n)), None)
+            found, candidates = (listed, []) if listed is not None else resolve_constant(catalog, name, field, where)
             if found is None:
                 close = catalog.close_constants(canonical)
                 self.unknown.append(UnknownConstant(name=canonical, suggestions=list(dict.fromkeys([*candidates, *close]))))
@@ -158,6 +189,7 @@ class ConstantSet:
                 self.resolved.append(ResolvedConstant(given=name, resolved=found))
             if found not in self.known:
                 self.known.append(found)
+        self.asked = [*self.known, *(u.name for u in self.unknown)]
 
     def positions(self, catalog: LoadedCatalog, where: str) -> list[np.ndarray]:
         """One posting list per known constant (`where`: type, conclusion or value); none at all
@@ -171,18 +203,42 @@ class ConstantSet:
         return [MatchReason(filter="resolved_constant", value=f"{r.given} -> {r.resolved}") for r in self.resolved]
 
 
+def _not_recorded(catalog: LoadedCatalog, what: str, field: str, details: dict[str, Any]) -> LeanIndexError:
+    """The `not_recorded` refusal of filter `field`, whose catalog does not record `what`."""
+    identity = catalog.identity()
+    return LeanIndexError(
+        ErrorCode.NOT_RECORDED,
+        f"{identity.environment} records no {what} (source {identity.source or 'unknown'}), so {field} cannot be answered there",
+        {"field": field, **details, "environment": identity.environment, "source": identity.source},
+    )
+
+
 def require_recorded(catalog: LoadedCatalog, what: str, field: str) -> None:
     """Raise `LeanIndexError(not_recorded)` when the catalog's records lack `what`
     (`conclusions` or `value_constants`), which filter `field` needs: such a search would answer
     an empty success that is not true."""
     recorded = catalog.conclusions_recorded() if what == "conclusions" else catalog.values_recorded()
     if not recorded:
-        identity = catalog.identity()
-        raise LeanIndexError(
-            ErrorCode.NOT_RECORDED,
-            f"{identity.environment} records no {what} (source {identity.source or 'unknown'}), so {field} cannot be answered there",
-            {"field": field, "environment": identity.environment, "source": identity.source},
-        )
+        raise _not_recorded(catalog, what, field, {})
+
+
+def require_facts(catalog: LoadedCatalog, facts: list[str], field: str) -> None:
+    """Raise `LeanIndexError(not_recorded)` (`details.fact`: the first, `details.facts`: all)
+    when one of `facts` (`SourceInfo.absent_facts` keys such as `kind:recursor` or
+    `flag:deprecated`), which filter `field` asks about, is one the catalog's source never had:
+    its records would say "none" where the truth is unknown."""
+    absent = set(catalog.manifest.source.absent_facts)
+    missing = [fact for fact in facts if fact in absent]
+    if missing:
+        what = " and no ".join(_fact_words(fact) for fact in missing)
+        raise _not_recorded(catalog, what, field, {"fact": missing[0], "facts": missing})
+
+
+def _fact_words(fact: str) -> str:
+    """An absent fact's key for people: `kind:recursor` -> `declarations of kind recursor`,
+    `flag:deprecated` -> `flag deprecated`."""
+    kind, _, value = fact.partition(":")
+    return f"declarations of kind {value}" if kind == "kind" else f"flag {value}" if kind == "flag" else fact
 
 
 class TypeConstants(SearchFilter):
@@ -192,6 +248,7 @@ class TypeConstants(SearchFilter):
     `unknown`. Conclusions need a catalog that records them (`not_recorded` otherwise)."""
 
     field = "type_pattern"
+    reads = record_fields("type_constants", "conclusion_constants")
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
@@ -210,6 +267,15 @@ class TypeConstants(SearchFilter):
     def positions(self) -> list[np.ndarray]:
         return [*self.constants.positions(self.catalog, "type"), *self.conclusion.positions(self.catalog, "conclusion")]
 
+    def read(self) -> dict[str, list[str] | None]:
+        pattern = self.request.type_pattern
+        read: dict[str, list[str] | None] = {}
+        if pattern is not None and pattern.constants:
+            read["type_constants"] = self.constants.asked
+        if pattern is not None and pattern.conclusion:
+            read["conclusion_constants"] = self.conclusion.asked
+        return read
+
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         return [
             *self.constants.resolution_reasons(),
@@ -220,21 +286,34 @@ class TypeConstants(SearchFilter):
 
 
 class InstancesOf(SearchFilter):
-    """`instances_of`: instances (the `instance` flag) whose conclusion's head is the class
-    (resolved as a type constant). Needs recorded conclusions (`not_recorded` otherwise)."""
+    """`instances_of`: the instances of a class. Where the catalog records every instance's
+    class (the instance table, `catalog.instances`), exactly those the table lists for it (the
+    class as given, in canonical printing, else resolved as a type constant). Otherwise, as
+    before that table: instances (the `instance` flag) whose conclusion's head is the class
+    (resolved as a type constant), which needs recorded conclusions (`not_recorded` otherwise)
+    and reads `conclusion_head`, approximate where the source prints conclusions (doc-gen4)."""
 
     field = "instances_of"
+    reads = record_fields("instance_class", "conclusion_head", "is_instance")
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
-        require_recorded(catalog, "conclusions", "instances_of")
-        self.constants = ConstantSet(catalog, [request.instances_of or ""], "instances_of")
+        self.table = catalog.instances_recorded()
+        if not self.table:
+            require_recorded(catalog, "conclusions", "instances_of")
+        exact = catalog.has_instances if self.table else None
+        self.constants = ConstantSet(catalog, [request.instances_of or ""], "instances_of", exact=exact)
         self.unknown = self.constants.unknown
         self.resolved = self.constants.resolved
+
+    def read(self) -> dict[str, list[str] | None]:
+        return {"instance_class" if self.table else "conclusion_head": self.constants.asked, "is_instance": None}
 
     def positions(self) -> list[np.ndarray]:
         if self.unknown:
             return [EMPTY]
+        if self.table:
+            return [self.catalog.instance_positions(self.constants.known[0])]
         index = self.catalog.index
         heads = np.flatnonzero(np.asarray(index.head) == self.catalog.constant_ids[self.constants.known[0]])
         bit = FLAG_FIELDS.index("is_instance")
@@ -249,6 +328,7 @@ class UsesConstants(SearchFilter):
     Needs recorded value constants (`not_recorded` otherwise, as in doc-gen4 catalogs)."""
 
     field = "uses_constants"
+    reads = record_fields("value_constants")
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
@@ -260,6 +340,9 @@ class UsesConstants(SearchFilter):
     def positions(self) -> list[np.ndarray]:
         return self.constants.positions(self.catalog, "value")
 
+    def read(self) -> dict[str, list[str] | None]:
+        return {"value_constants": self.constants.asked}
+
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         return [*self.constants.resolution_reasons(), *(MatchReason(filter="uses_constant", value=c) for c in self.constants.known)]
 
@@ -269,6 +352,8 @@ class NamespacePrefixes(SearchFilter):
     (a key range of the namespace index; the reasons test membership in the same ranges)."""
 
     field = "namespace_prefixes"
+    # The namespace index is keyed by the name's components.
+    reads = record_fields("components")
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
@@ -289,9 +374,15 @@ class NamespacePrefixes(SearchFilter):
 
 
 class Kinds(SearchFilter):
-    """`kinds`: the kernel kind is one of those given."""
+    """`kinds`: the kernel kind is one of those given. A kind the catalog's source never lists
+    (`kind:<kind>` among its absent facts) is refused with `not_recorded`."""
 
     field = "kinds"
+    reads = record_fields("kind")
+
+    def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
+        super().__init__(catalog, request)
+        require_facts(catalog, [kind_fact(kind) for kind in request.kinds or []], "kinds")
 
     def _allowed(self) -> np.ndarray:
         allowed = np.zeros(len(KIND_ORDER), dtype=bool)
@@ -320,6 +411,7 @@ class ModulePrefixes(SearchFilter):
     module matches none)."""
 
     field = "module_prefixes"
+    reads = record_fields("module")
 
     def _ok(self) -> np.ndarray:
         prefixes = self.request.module_prefixes or []
@@ -343,9 +435,16 @@ class ModulePrefixes(SearchFilter):
 
 class Flags(SearchFilter):
     """`flags`: each key given `true` names a flag the record must have, `false` one it must
-    not have (the index's flag bits, `records.FLAG_FIELDS` order)."""
+    not have (the index's flag bits, `records.FLAG_FIELDS` order). A flag the catalog's source
+    cannot know (`flag:<key>` among its absent facts) is refused with `not_recorded`, whether
+    required or excluded."""
 
     field = "flags"
+    reads = tuple(SEARCH_FLAGS.values())
+
+    def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
+        super().__init__(catalog, request)
+        require_facts(catalog, [flag_fact(SEARCH_FLAGS[key]) for key in self._wanted()], "flags")
 
     @classmethod
     def active(cls, request: SearchRequest) -> bool:
@@ -368,6 +467,9 @@ class Flags(SearchFilter):
 
     def mask(self) -> np.ndarray:
         return self._keeps(np.asarray(self.catalog.index.flags))
+
+    def read(self) -> dict[str, list[str] | None]:
+        return dict.fromkeys(SEARCH_FLAGS[key] for key in self._wanted())
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
         return [MatchReason(filter="flag", value=f"{key}={'true' if value else 'false'}") for key, value in self._wanted().items()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,6 +18,7 @@ from ..catalog.files import (
     run_with_deadline,
 )
 from ..catalog.index import SearchIndex
+from ..catalog.instances import instance_positions, instances_recorded
 from ..catalog.layout import CatalogPaths, connect_duckdb
 from ..catalog.manifest import Manifest, environment_identity
 from ..catalog.text import TextIndex
@@ -102,7 +104,7 @@ class LoadedCatalog:
             if catalog_stamps(paths, files) != verified.stamps:
                 continue
             try:
-                loaded = run_with_deadline(lambda checked=verified: cls._opened(paths, checked), OPEN_TIMEOUT_S, dispose=cls.close)
+                loaded = run_with_deadline(functools.partial(cls._opened, paths, verified), OPEN_TIMEOUT_S, dispose=cls.close)
             except DeadlineExceeded:
                 raise LeanIndexError(
                     ErrorCode.CATALOG_UNAVAILABLE,
@@ -233,6 +235,45 @@ class LoadedCatalog:
     def values_recorded(self) -> bool:
         """True when every record of the catalog has its value constants recorded."""
         return self._recorded[1]
+
+    @cached_property
+    def _instances_recorded(self) -> bool:
+        """True when the database has the instance table and it names every instance's class
+        (`catalog.instances.instances_recorded`); a catalog built before the table has none."""
+        cur = self.cursor()
+        try:
+            tables = cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'instances'").fetchall()
+            return tables[0][0] > 0 and instances_recorded(cur)
+        finally:
+            cur.close()
+
+    def instances_recorded(self) -> bool:
+        """True when the catalog records the class of every instance (its instance table), so
+        instance look-ups read that table instead of the conclusions."""
+        return self._instances_recorded
+
+    def instance_positions(self, class_name: str) -> np.ndarray:
+        """Positions (int64, ascending) of the instances the instance table lists for exactly
+        `class_name`; only for a catalog whose `instances_recorded()`."""
+        cur = self.cursor()
+        try:
+            return instance_positions(cur, class_name)
+        finally:
+            cur.close()
+
+    def has_instances(self, class_name: str) -> bool:
+        """True when the instance table lists an instance of exactly `class_name`."""
+        return len(self.instance_positions(class_name)) > 0
+
+    @cached_property
+    def _missing_modules(self) -> dict[str, str]:
+        """Linked name -> its missing module, from the manifest's `gaps` (built on first use)."""
+        return {name: gap.module for gap in self.manifest.gaps.missing_modules for name in gap.linked_names}
+
+    def missing_module_of(self, name: str) -> str | None:
+        """The module the catalog lacks whose declaration `name` is, as known from the links in
+        its signatures (`CatalogGaps.missing_modules`); None for any other name."""
+        return self._missing_modules.get(name)
 
     def constants_ending_with(self, name: str) -> list[str]:
         """Known type constants of which `name` is a proper trailing part, component-wise

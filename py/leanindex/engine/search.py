@@ -6,6 +6,8 @@ namespaces), intersects them, applies the per-row filters (kinds, modules), spli
 hidden rows, and pages through the visible ones in `pos` order, which is `Name.lt` order, or
 in relevance order (`engine.relevance`; with `text`, by BM25 score first) when the request
 asks for it or gives `text`. Counts are exact: every match is found before the page is cut.
+What the answer can vouch for (assurance, missing modules, hidden counts) is
+`engine.assurance`'s to say.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import numpy as np
 
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
-    Assurance,
-    Completeness,
     MatchReason,
     SearchRequest,
     SearchResponse,
@@ -27,6 +27,7 @@ from ..models import (
 from ..names import printed_namespace
 from ..records import SEARCH_RESULT_FIELDS
 from . import relevance
+from .assurance import assess, completeness, hidden_count, missing_in_scope
 from .cursor import decode_cursor, encode_cursor
 from .filters import EMPTY, FILTERS, InstancesOf, NameContains, SearchFilter, Text, TypeConstants, UsesConstants
 from .loaded import LoadedCatalog
@@ -57,7 +58,9 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     """Run `request` on `catalog`; see `SearchResponse` for the meaning of every field.
 
     Raises `LeanIndexError(invalid_request)` when no filter is given, for an unreadable name in
-    a filter, and for a cursor from another catalog or query.
+    a filter, and for a cursor from another catalog or query; `not_recorded` for a filter on
+    what the catalog does not record (conclusions, value constants, a kind or flag its source
+    never had, a text word its index dropped).
     """
     filters = [kind(catalog, request) for kind in FILTERS if kind.active(request)]
     if not filters:
@@ -115,15 +118,19 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     ranking = relevance.reasons(index, request, page, keys, scores) if ranked else [[] for _ in page]
     results = [_result(rows[int(p)], filters, ranking[i]) for i, p in enumerate(page)]
     digest = catalog.manifest.catalog.declarations_parquet_sha256
+    assurance, approximate = assess(catalog, filters)
+    missing = missing_in_scope(catalog, request)
     return SearchResponse(
         **catalog.identity().model_dump(),
         results=results,
         stop_reason=StopReason.RESULT_LIMIT if more else StopReason.EXHAUSTED,
-        completeness=Completeness.PARTIAL if more else Completeness.COMPLETE,
-        assurance=Assurance.COMPUTED,
+        completeness=completeness(bool(more), missing),
+        assurance=assurance,
+        approximate_filters=approximate,
+        missing_modules=missing,
         next_cursor=encode_cursor(digest, request, int(page_keys[-1])) if more else None,
         total_matches=int(len(visible)),
-        hidden_matches=int(len(matches) - len(visible)),
+        hidden_matches=hidden_count(catalog, int(len(matches) - len(visible))),
         unknown_constants=[u for f in filters if isinstance(f, CONSTANT_FILTERS) for u in f.unknown],
         resolved_constants=[r for f in filters if isinstance(f, CONSTANT_FILTERS) for r in f.resolved],
         suggestions=_name_suggestions(catalog, request) if not len(visible) else [],

@@ -56,8 +56,8 @@ def _split(name: str) -> tuple[str, str]:
         components = parse_name(name)
     except NameSyntaxError:
         return "", name
-    namespace = printed_namespace(name, components)
-    return ("", name) if namespace is None else (namespace, name[len(namespace) + 1 :])
+    printed = printed_namespace(name, components)
+    return ("", name) if printed is None else (printed, name[len(printed) + 1 :])
 
 
 def _bigram_codes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -6,6 +6,8 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
+from ..tools import TOOL_NAMINGS, ToolNaming
+
 #: Environment variable holding the optional bearer token of `leanindex serve`.
 TOKEN_ENV = "LEANINDEX_TOKEN"
 
@@ -72,7 +74,7 @@ class ServiceConfig:
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     host: str = "127.0.0.1"
     allowed_hosts: tuple[str, ...] = field(default_factory=tuple)
-    tool_names: str = "both"
+    tool_names: ToolNaming = "both"
     request_read_timeout_s: float = 10.0
     keep_alive_timeout_s: int = 5
     max_header_bytes: int = 16_384
@@ -85,7 +87,7 @@ class ServiceConfig:
             raise ValueError("time_budget_s must be > 0")
         if self.max_concurrent < 0:
             raise ValueError("max_concurrent must be >= 0")
-        if self.tool_names not in ("dotted", "underscore", "both"):
+        if self.tool_names not in TOOL_NAMINGS:
             raise ValueError("tool_names must be dotted, underscore or both")
         if self.token is not None and not self.token:
             raise ValueError("token must be non-empty when given")

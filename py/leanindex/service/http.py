@@ -12,10 +12,12 @@ of `errors.HTTP_STATUS`):
   keeps it whole);
 - `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
   file), when the app was given a checker; 404 `check_disabled` otherwise;
-- `POST /v1/check/batch`, `/v1/check/target`, `/v1/audit`, `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`,
-  `/v1/proof/steps`, `/v1/proof/tree`: the checker's other tools, and any tool whose POST route
-  is not written here, made from its `ToolSpec` (`_tool_routes`): body the tool's request
-  model, answer its response model; errors and `check_disabled` as `/v1/check`;
+- the POST route of every other tool of `leanindex.tools.TOOLS` (`ToolSpec.http_route`), made
+  from its spec (`_tool_routes`): body the tool's request model, answer its response model:
+  `POST /v1/declarations/inspect`, `/v1/environments`, `/v1/catalog/diff` (the same calls as
+  the GET routes above), `/v1/check/batch`, `/v1/check/target`, `/v1/audit`,
+  `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`, `/v1/proof/steps`,
+  `/v1/proof/tree` (errors and `check_disabled` as `/v1/check`);
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
@@ -75,7 +77,7 @@ from .metrics import ServiceMetrics
 from .middleware import ENVIRONMENT_KEY, NamedEndpoint
 from .plumbing import error_responses, install_error_handlers, install_middleware, mcp_sessions, openapi_document
 from .probes import Health, Readiness, readiness
-from .tools import CHECK, DIFF, ENVIRONMENTS, INSPECT, SEARCH, ToolSpec, server_tools
+from .tools import ServedTool, ToolCalls, bind_tools
 from .web import install_pages
 
 log = logging.getLogger("leanindex.http")
@@ -103,7 +105,8 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     config = config or ServiceConfig()
     gate = CallGate(config.max_concurrent, config.time_budget_s)
     metrics = ServiceMetrics(gate)
-    tools = {spec.name: spec for spec in server_tools(engine, gate, checker)}
+    calls = ToolCalls(engine, gate, checker)
+    tools = {spec.name: spec for spec in bind_tools(calls)}
     mcp_server = build_mcp_server(list(tools.values()), config.tool_names)
     sessions = mcp_sessions(config, mcp_server)
 
@@ -147,12 +150,13 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     app.state.metrics = metrics
     app.state.mcp_server = mcp_server
     app.state.tools = tools
-    _declaration_routes(app, engine, tools, gate, metrics)
-    _check_route(app, engine, tools)
-    _tool_routes(app, engine, tools)
+    _declaration_routes(app, engine, calls, metrics)
+    _check_route(app, engine, calls)
+    _tool_routes(app, engine, tools, metrics)
     _operation_routes(app, engine, gate, metrics)
-    install_pages(app, engine, tools, gate)
-    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)
+    install_pages(app, calls)
+    # An ASGI app as endpoint: Starlette runs it as such, though its annotation names request handlers.
+    app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)  # type: ignore[arg-type]
     install_error_handlers(app)
     install_middleware(app, config, metrics)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
@@ -190,7 +194,7 @@ async def _answer(engine: Engine, metrics: ServiceMetrics, request: Request, env
     return response
 
 
-def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate: CallGate, metrics: ServiceMetrics) -> None:
+def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, metrics: ServiceMetrics) -> None:
     """`GET /v1/environments`, `POST /v1/declarations/search`, `GET /v1/declarations/{name}`."""
 
     @app.get(
@@ -203,7 +207,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
     async def environments() -> EnvironmentsResponse:
         """Every profile under the served root: identity, imports, declaration counts, and
         whether its catalog verified against its manifest (`verified`)."""
-        response = await tools[ENVIRONMENTS].call(EnvironmentsRequest())
+        response = await calls.environments(EnvironmentsRequest())
         metrics.record_environments(response)
         return response
 
@@ -218,7 +222,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
         """Bounded search in Name.lt order (`lean.declaration.search`); see `SearchResponse` for
         the completeness signal and `next_cursor` paging."""
         body = await _strict_body(request, SearchRequest)
-        return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
+        return await _answer(engine, metrics, request, body.environment, calls.search(body))
 
     @app.get(
         "/v1/environments/{older}/diff/{newer}",
@@ -235,8 +239,9 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
         limit: Annotated[int, Query(ge=1, le=DIFF_LIMIT_MAX, description="Changes per page.")] = 100,
         after: Annotated[str | None, Query(min_length=1, max_length=512, description="The previous page's next_cursor.")] = None,
     ) -> DeclarationDiff:
-        """Per-declaration changes from `older` to `newer` (`lean.catalog.diff`): counts of
-        added, removed, retyped, deprecated and renamed declarations, then a page of them;
+        """Per-declaration changes from `older` to `newer` (`lean.catalog.diff`): the module
+        gaps, counts of added, removed, retyped, reprinted, deprecated and renamed
+        declarations, then a page of them;
         `409 not_recorded` when a listed category needs deprecation a catalog does not record;
         `400 invalid_request` for a query parameter other than these three (`categories`, say,
         which would otherwise be dropped unseen and list every category)."""
@@ -246,7 +251,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
         if "limit" in request.query_params:
             query_value("limit", request.query_params["limit"], "integer")  # the one spelling of a number
         body = DiffRequest(older=older, newer=newer, categories=category or [], limit=limit, after=after)
-        return await _answer(engine, metrics, request, older, tools[DIFF].call(body))
+        return await _answer(engine, metrics, request, older, calls.diff(body))
 
     # Declared before the inspect route, which would otherwise take `search` for a name.
     @app.get(
@@ -262,7 +267,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
         (`models.search_request_from_query`: list fields repeat their parameter, `constant`
         for a type-pattern constant, `flag=KEY` or `flag=KEY=false`); the same answer."""
         body = parse_request(SearchRequest, search_request_from_query(list(request.query_params.multi_items())))
-        return await _answer(engine, metrics, request, body.environment, tools[SEARCH].call(body))
+        return await _answer(engine, metrics, request, body.environment, calls.search(body))
 
     @app.get(
         "/v1/declarations/{name:leanname}",
@@ -279,10 +284,10 @@ def _declaration_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]
         """Everything the catalog holds about one declaration (`lean.declaration.inspect`);
         404 `not_found` with close names in `details.suggestions` when it is not there."""
         body = InspectRequest(environment=environment, declaration_name=name)
-        return await _answer(engine, metrics, request, body.environment, tools[INSPECT].call(body))
+        return await _answer(engine, metrics, request, body.environment, calls.inspect(body))
 
 
-def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> None:
+def _check_route(app: FastAPI, engine: Engine, calls: ToolCalls) -> None:
     """`POST /v1/check`."""
 
     @app.post(
@@ -303,32 +308,35 @@ def _check_route(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> No
         started with a checker (`leanindex serve --check PROFILE=PROJECT --check-repl DIR`)."""
         body = await _strict_body(request, CheckRequest)
         _label(engine, request, body.environment)
-        return await unless_disconnected(tools[CHECK].call(body), request.is_disconnected)
+        return await unless_disconnected(calls.check(body), request.is_disconnected)
 
 
-def _tool_routes(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec]) -> None:
+def _tool_routes(app: FastAPI, engine: Engine, tools: dict[str, ServedTool], metrics: ServiceMetrics) -> None:
     """The POST route of every tool whose route is not written above (`spec.http_route`):
-    body `spec.request_model`, answer `spec.response_model`, error list and tag by `spec.tag`;
-    a client that disconnects gives up its queued request. A tool with another method needs its
-    route written here (its fields become path and query parameters): the app refuses to start
+    body `spec.request_model`, answer `spec.response_model`, error list and tag by `spec.tag`.
+    A catalog tool's answer keeps the verification gauge current (as the routes above); a
+    client that disconnects gives up its queued check. A route that is not `POST` must be
+    written here (its fields become path and query parameters): the app refuses to start
     without it."""
-    declared = {f"{method} {route.path.replace(':leanname', '')}" for route in app.routes for method in getattr(route, "methods", None) or ()}
+    declared = {f"{method} {getattr(route, 'path', '').replace(':leanname', '')}" for route in app.routes for method in getattr(route, "methods", None) or ()}
     for spec in tools.values():
         if spec.http_route in declared:
             continue
         method, path = spec.http_route.split(" ", 1)
         if method != "POST":
             raise RuntimeError(f"tool {spec.name} has no route for {spec.http_route}; write it in service/http.py")
-        _tool_route(app, engine, spec, method, path)
+        _tool_route(app, engine, spec, method, path, metrics)
 
 
-def _tool_route(app: FastAPI, engine: Engine, spec: ToolSpec, method: str, path: str) -> None:
+def _tool_route(app: FastAPI, engine: Engine, spec: ServedTool, method: str, path: str, metrics: ServiceMetrics) -> None:
     """One route of `_tool_routes`."""
 
     async def endpoint(request: Request, body: BaseModel) -> BaseModel:
         body = await _strict_body(request, spec.request_model)
-        # A batch names its environments per item; its requests stay unlabelled.
+        # A batch names its environments per item, a diff two, the list none: those stay unlabelled.
         environment = getattr(body, "environment", None)
+        if spec.tag == "declarations":
+            return await _answer(engine, metrics, request, environment or "-", spec.call(body))
         if environment is not None:
             _label(engine, request, environment)
         return await unless_disconnected(spec.call(body), request.is_disconnected)

@@ -29,10 +29,11 @@ from mcp.server import Server, ServerRequestContext
 
 from ..errors import ErrorCode, LeanIndexError
 from ..render import render_error
+from ..tools import ToolNaming, ToolSpec
 from ..validation import parse_request
 from ..version import __version__
 from .stdio import checked_stdio_server
-from .tools import ToolNaming, ToolSpec
+from .tools import ServedTool
 
 SERVER_NAME = "leanindex"
 
@@ -110,7 +111,7 @@ def error_result(error: LeanIndexError) -> types.CallToolResult:
     )
 
 
-async def call_tool(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolResult:
+async def call_tool(spec: ServedTool, arguments: dict[str, Any]) -> types.CallToolResult:
     """Validate `arguments` with the tool's request model (`validation.parse_request`: strict,
     `"10"` is no integer), run it, and build the result.
 
@@ -136,14 +137,14 @@ async def call_tool(spec: ToolSpec, arguments: dict[str, Any]) -> types.CallTool
     return error_result(failure)
 
 
-def build_mcp_server(tools: Sequence[ToolSpec], naming: ToolNaming = "both") -> Server[Any]:
+def build_mcp_server(tools: Sequence[ServedTool], naming: ToolNaming = "both") -> Server[Any]:
     """The MCP server `leanindex` offering the `enabled` ones of `tools`, under the names
     `naming` gives (dotted, underscore alias, or both).
 
     Raises `ValueError` when two tools would share a name.
     """
     tools = [spec for spec in tools if spec.enabled]
-    by_name: dict[str, ToolSpec] = {}
+    by_name: dict[str, ServedTool] = {}
     for spec in tools:
         for name in spec.names(naming):
             if name in by_name:

@@ -1,28 +1,29 @@
-"""The tools the servers offer, described once for every transport.
+"""The tools of `leanindex.tools.TOOLS`, bound to one server's engine, call gate and checker.
 
-A `ToolSpec` names a tool (the dotted name of DESIGN.md; its underscore alias is derived), gives
-its request and response models (which are its MCP input and output schemas), the coroutine
-that answers a validated request, and a compact text rendering for clients that read only
-text. `server_tools` is the one list of tools: a new tool is one more `ToolSpec` there (and,
-for HTTP, one route in `leanindex.service.http`).
+`ToolCalls` holds the calls a tool can be answered by (`ToolSpec.answered_by` names one): the
+engine's, run through the server's `CallGate` (so `busy` and `timeout` apply), and the
+checker's, which owns its own limits (bounded queue answering `busy`, per-check timeout, code
+size cap). `server_tools` binds every tool to its call; the HTTP routes, the MCP servers
+(`leanindex serve`, `leanindex mcp`), the search page, `Client.local()` and `api/` all take
+their tools from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, fields
+from typing import Any
 
 from pydantic import BaseModel
 
-from ..checker import CheckRequest, CheckResponse
 from ..checker.backend import CheckerBackend
 from ..checker.models import (
-    MAX_BATCH_ITEMS,
     AuditRequest,
     AuditResponse,
     BatchCheckRequest,
     BatchCheckResponse,
+    CheckRequest,
+    CheckResponse,
     ProofCloseRequest,
     ProofCloseResponse,
     ProofStateRequest,
@@ -37,398 +38,114 @@ from ..checker.models import (
 from ..engine import Engine
 from ..engine.diff import DeclarationDiff, DiffRequest
 from ..errors import ErrorCode, LeanIndexError
-from ..models import (
-    EnvironmentsRequest,
-    EnvironmentsResponse,
-    InspectRequest,
-    InspectResponse,
-    SearchRequest,
-    SearchResponse,
-)
-from ..render import (
-    render_audit,
-    render_check,
-    render_check_batch,
-    render_diff,
-    render_environments,
-    render_inspect,
-    render_proof_close,
-    render_proof_state,
-    render_proof_step,
-    render_proof_steps,
-    render_search,
-    render_target,
-)
+from ..models import EnvironmentsRequest, EnvironmentsResponse, InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from ..tools import TOOLS, ToolSpec
 from .gate import CallGate
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """One tool: names, schemas (as models), behaviour and text rendering.
+class ToolCalls:
+    """The calls that answer tools on one server: each takes a validated request model and
+    returns its response model, or raises `LeanIndexError`.
 
-    `call` receives an instance of `request_model` and returns an instance of `response_model`,
-    or raises `LeanIndexError` (which the transports turn into an error result). `render` turns
-    a response into the compact text put beside the structured content. `http_route` is the
-    HTTP API's route for the same call (`METHOD /path`, as `leanindex.service.http` declares
-    it; a test checks that the app has it), `client_method` the `leanindex.Client` method. A tool that is not `enabled` on this server is
-    documented but not listed over MCP. The query tools do not list an output schema
-    (`lists_output_schema`): it would cost agents several KB of context per tool, and the
-    response models are in `api/models.schema.json`.
+    Engine calls run on `engine` through `gate` (`busy`, `timeout`). Checker calls run on
+    `checker` (a local `Checker` or a `RayChecker`, whose proof tools answer `check_disabled`);
+    without one they raise `check_disabled`. `needs_checker(name)` says which is which.
     """
 
-    name: str
-    title: str
-    description: str
-    http_route: str
-    request_model: type[BaseModel]
-    response_model: type[BaseModel]
-    call: Callable[[Any], Awaitable[BaseModel]]
-    render: Callable[[Any], str]
-    #: The `leanindex.Client` method answering the same call (a test checks that it exists).
-    client_method: str
-    #: The OpenAPI tag and error list of its route: `declarations` (catalog tools) or `check`.
-    tag: Literal["declarations", "check"] = "declarations"
-    read_only: bool = True
-    idempotent: bool = True
+    def __init__(self, engine: Engine, gate: CallGate, checker: CheckerBackend | None):
+        self.engine = engine
+        self.gate = gate
+        self.checker = checker
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        """`Engine.search`."""
+        return await self.gate.run(self.engine.search, request)
+
+    async def inspect(self, request: InspectRequest) -> InspectResponse:
+        """`Engine.inspect`."""
+        return await self.gate.run(self.engine.inspect, request)
+
+    async def environments(self, request: EnvironmentsRequest) -> EnvironmentsResponse:
+        """`Engine.environments` (the request has no fields)."""
+        return await self.gate.run(self.engine.environments)
+
+    async def diff(self, request: DiffRequest) -> DeclarationDiff:
+        """`Engine.diff`."""
+        return await self.gate.run(self.engine.diff, request)
+
+    def _checker(self) -> CheckerBackend:
+        if self.checker is None:
+            raise LeanIndexError(
+                ErrorCode.CHECK_DISABLED,
+                "checking is not enabled on this server; start it with --check PROFILE=PROJECT --check-repl DIR",
+                {},
+            )
+        return self.checker
+
+    async def check(self, request: CheckRequest) -> CheckResponse:
+        """`CheckerBackend.check`."""
+        return await self._checker().check(request)
+
+    async def check_batch(self, request: BatchCheckRequest) -> BatchCheckResponse:
+        """`CheckerBackend.check_batch`."""
+        return await self._checker().check_batch(request)
+
+    async def check_target(self, request: TargetCheckRequest) -> TargetCheckResponse:
+        """`CheckerBackend.check_target`."""
+        return await self._checker().check_target(request)
+
+    async def audit(self, request: AuditRequest) -> AuditResponse:
+        """`CheckerBackend.audit`."""
+        return await self._checker().audit(request)
+
+    async def proof_state(self, request: ProofStateRequest) -> ProofStateResponse:
+        """`CheckerBackend.proof_state`."""
+        return await self._checker().proof_state(request)
+
+    async def proof_step(self, request: ProofStepRequest) -> ProofStepResponse:
+        """`CheckerBackend.proof_step`."""
+        return await self._checker().proof_step(request)
+
+    async def proof_close(self, request: ProofCloseRequest) -> ProofCloseResponse:
+        """`CheckerBackend.proof_close`."""
+        return await self._checker().proof_close(request)
+
+    async def proof_steps(self, request: ProofStepsRequest) -> ProofStepsResponse:
+        """`CheckerBackend.proof_steps` as a list; `include_theorems` reads this server's catalog."""
+        return await self._checker().proof_steps(request, tree=False, inspect=self.inspect)
+
+    async def proof_tree(self, request: ProofStepsRequest) -> ProofStepsResponse:
+        """`CheckerBackend.proof_steps` as a tree of goal boxes."""
+        return await self._checker().proof_steps(request, tree=True, inspect=self.inspect)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServedTool(ToolSpec):
+    """A `ToolSpec` bound to one server: `call` answers a validated request (the
+    `ToolCalls` method the spec names); `enabled` is False for a checker tool on a server
+    without a checker (MCP does not list it; a call raises `check_disabled`)."""
+
+    call: Callable[[Any], Coroutine[Any, Any, BaseModel]]
     enabled: bool = True
-    lists_output_schema: bool = True
-
-    @property
-    def alias(self) -> str:
-        """The same tool under a dot-free name (`lean.check` -> `lean_check`): several widely used
-        MCP clients refuse tool names with dots although the MCP specification allows them."""
-        return self.name.replace(".", "_")
-
-    def names(self, naming: ToolNaming = "both") -> tuple[str, ...]:
-        """The names this tool is listed under: `dotted`, `underscore` (the alias) or `both`."""
-        return {"dotted": (self.name,), "underscore": (self.alias,), "both": (self.name, self.alias)}[naming]
 
 
-#: How tools are named over MCP (`--tool-names`): the dotted name, its underscore alias, or both.
-ToolNaming = Literal["dotted", "underscore", "both"]
-TOOL_NAMINGS: tuple[str, ...] = get_args(ToolNaming)
+def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None) -> list[ServedTool]:
+    """Every tool of `TOOLS`, in listing order, bound to `ToolCalls(engine, gate, checker)`."""
+    return bind_tools(ToolCalls(engine, gate, checker))
 
 
-SEARCH_DESCRIPTION = """\
-Bounded search of a Lean 4 environment's declarations (environment: see lean.environments).
-Filters, all must hold: name_contains, text (words of name/doc/type), type_pattern, instances_of,
-uses_constants, namespace_prefixes, kinds, module_prefixes, flags. order=relevance (default
-with text): best first, see match_reasons. total_matches is exact; pass next_cursor as after."""
+def bind_tools(calls: ToolCalls) -> list[ServedTool]:
+    """Every tool of `TOOLS`, in listing order, bound to its method of `calls`; enabled unless
+    it is a checker tool and `calls` has no checker.
 
-INSPECT_DESCRIPTION = """\
-Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full
-name (`Nat.add_comm`, `Foo.«bar baz»`): kind, elaborated type, namespace, module, source range,
-source_url and doc_url, docstring, universe parameters, type constants, flags, and the
-environment identity. A name that is not in the catalog is an error `not_found` with close known
-names."""
-
-ENVIRONMENTS_DESCRIPTION = """\
-The Lean 4 environments this server answers for: each profile id (the `environment` of the
-other tools), its Lean and Mathlib revisions, imports, declaration counts, where its records come
-from (`source`) and which fields that source only approximates, and whether it verified."""
-
-
-DIFF_DESCRIPTION = """\
-What changed between two served Lean environments (older, newer: see lean.environments), per
-declaration: counts of added, removed, retyped (printed type changed), deprecated and renamed
-(old name kept as a deprecated alias of an added one), then a page of the changes. A count is
-null when the catalogs do not record it (not_recorded says why). Pass next_cursor as after."""
-
-
-CHECK_DESCRIPTION = """\
-Check a complete Lean 4 file against a pinned environment (a profile such as CORE or MATHLIB)
-on a warm Lean REPL; the verdict is Lean's alone. `code` is the whole file: `import` lines that
-the profile covers (e.g. `import Mathlib.Tactic` under MATHLIB), then declarations. `verdict`:
-`accepted` (no error, no sorry, every new theorem uses only propext, Classical.choice and
-Quot.sound), `incomplete` (sorry or open goals), `rejected` (errors, non-standard axioms, or a
-command that could forge a verdict: `reasons` says which); otherwise `failure_class` (e.g.
-unknown_identifier, type_mismatch, syntax_error, unsolved_goals) and `hint` say what to try
-next. `diagnostics` carries every message with 1-based line and 0-based column (so #check/#print
-answers come back; an unknown name's error lists the catalog's closest names in `suggestions`), `sorries` their goals,
-`axioms` each theorem's axioms with the non-standard ones flagged. A tool failure (timeout, busy,
-dead REPL) is an error result, never a verdict. Identical code on the same environment is
-answered from a cache (`cached: true`). `reference` pins statements (statement fence): `theorems`
-[{name, statement}] (statement = what follows the name in `theorem name ... := `) and/or `file`
-(a Lean file of theorems); each must be declared by the file as a theorem whose type Lean finds
-identical to the reference's, else `rejected` with `statement_changed` (`fence` shows both
-signatures and the first differing subterm)."""
-
-
-CHECK_BATCH_DESCRIPTION = f"""\
-Check up to {MAX_BATCH_ITEMS} complete Lean 4 files at once, concurrently on the server's warm REPLs
-(or its Ray cluster). `items`: [{{id, environment, code, timeout_s?, reference?}}], each a lean.check
-request with your own `id` (unique in the batch). `results` has one entry per item in the same
-order: {{id, response}} with lean.check's answer, or {{id, error}} with the error lean.check would
-have raised (a tool failure, never a verdict); `attempts` is 2 when a cluster actor died under it
-and another answered. `counts` sums accepted / incomplete / rejected / error. For more files, send
-several batches (or use `leanindex check-batch` on a JSON-lines file)."""
-
-
-AUDIT_DESCRIPTION = """\
-Audit a complete Lean 4 file: it is checked as lean.check does, then every declaration it adds
-is listed with its kind, whether it uses sorry, and its axioms (non-standard ones flagged).
-`declarations_added` and `declarations_audited` count them; the verdict is never `accepted`
-unless the two agree and are above zero (`nothing_audited` for a file that adds nothing), and
-`unverified` lists declarations whose axioms could not be printed (`example`s, anonymous
-instances: name them). A tool failure is an error result, never a verdict."""
-
-
-TARGET_DESCRIPTION = """\
-Try replacements for one declaration of a Lean 4 file, fast: the environment before the target
-(imports, then every earlier command) is elaborated once and kept on the worker, so each
-candidate costs only its own elaboration (`reused: true` when it was already prepared). Give
-`environment`, `code` (the whole file; top-level commands start at column 0), `target` (the
-declaration's name as written, or with its namespaces) and `candidates` (1-16 whole
-declarations, each declaring that same name). Each of `results` is Lean's verdict on one
-candidate, as `lean.check` gives it (accepted / incomplete / rejected, reasons, diagnostics at
-the file's lines, sorries with goals, axioms). `mode: "sequential"` (no target, no candidates)
-checks every command of the file in order and extends the environment only past `accepted`
-ones (`extended`). `reference` (target mode) fences the target's statement as lean.check's does.
-A tool failure (timeout, busy, dead REPL) is an error result."""
-
-
-PROOF_STATE_DESCRIPTION = """\
-Open a proof on a warm Lean REPL to work on it tactic by tactic. `code` is a Lean file (imports
-the profile covers, then declarations) with a `sorry`, e.g. `theorem t (a b : Nat) : a + b = b + a
-:= by sorry`; with several `sorry`s give `position` ({line, column} of the one to open, as
-`sorries` lists them). Answers `state_id` and the goals (case, hypotheses, target). Pass the id
-to lean.proof.step. Ids belong to `session` (default "default"), expire after `ttl_s` idle
-seconds, and are lost when their REPL is recycled (error unknown_proof_state: open again).
-Commands that could forge a verdict are refused (forbidden_command)."""
-
-PROOF_STEP_DESCRIPTION = """\
-Run one tactic (combinators such as `constructor <;> simp` count as one) on an open proof state from
-lean.proof.state or an earlier step. Answers a new `state_id` with its goals and `status`:
-`open` (goals remain), `completed` (no goal left and Lean's kernel accepted the proof),
-`incomplete` (no goal left but sorry or metavariables remain), or `error` (Lean refused the
-tactic: `messages`/`proof_status` say why, no new state). The old state always stays usable, so
-try alternatives from the same id. Finish with lean.check on the whole file."""
-
-PROOF_CLOSE_DESCRIPTION = """\
-Release an open proof state (from lean.proof.state or lean.proof.step) of `session`; its id is
-unknown_proof_state afterwards."""
-
-
-PROOF_STEPS_DESCRIPTION = """\
-The tactics of a complete proof, as the infoview shows them: for every tactic in source order,
-its text and position and the goals before and after it (each goal with case, hypotheses and
-target; a closing tactic has no goal of its own after it). `code` is a Lean file, `theorem` the
-declaration (may be left out when the file declares one name). `include_theorems`: also the
-signature of every constant the tactics use, from the catalog (`used_theorems`), and those the
-catalog does not hold (`not_in_catalog`). Use it to see how each step changed the goals."""
-
-PROOF_TREE_DESCRIPTION = """\
-The same proof as lean.proof.steps, as a tree of goal boxes: a box is a goal and the tactics
-working on it; each tactic `closed` its goal, `transformed` it (`new_goal`, `new_hypotheses`),
-`split` it (`subgoals`, one box each) or left it `unchanged`, and sub-proofs written inside it
-(`have ... := by ...`) are its `have_boxes`. Same inputs as lean.proof.steps."""
-
-
-ENVIRONMENTS = "lean.environments"
-SEARCH = "lean.declaration.search"
-INSPECT = "lean.declaration.inspect"
-DIFF = "lean.catalog.diff"
-CHECK = "lean.check"
-CHECK_BATCH = "lean.check.batch"
-TARGET = "lean.check.target"
-AUDIT = "lean.audit"
-PROOF_STATE = "lean.proof.state"
-PROOF_STEP = "lean.proof.step"
-PROOF_CLOSE = "lean.proof.close"
-PROOF_STEPS = "lean.proof.steps"
-PROOF_TREE = "lean.proof.tree"
-
-
-def server_tools(engine: Engine, gate: CallGate, checker: CheckerBackend | None) -> list[ToolSpec]:
-    """Every tool a server has, in listing order; the one list that the HTTP routes, the MCP
-    servers (`leanindex serve`, `leanindex mcp`) and `api/mcp-tools.json` come from.
-
-    `lean.declaration.search`, `lean.declaration.inspect` and `lean.environments` run on
-    `engine` through `gate` (so
-    `busy` and `timeout` apply); `lean.check` runs on `checker`, which owns its own limits
-    (bounded queue answering `busy`, per-check timeout, code size cap), and so do
-    `lean.check.batch`, `lean.check.target` and the proof tools (`lean.proof.*`). `checker` is a
-    `checker.backend.CheckerBackend`: a local `Checker` or a `RayChecker` (the proof tools answer
-    `check_disabled` there). Without a checker, the checker's tools are not `enabled` (MCP does not
-    list them) and a call raises `LeanIndexError(check_disabled)`.
-    """
-
-    async def search(request: SearchRequest) -> SearchResponse:
-        return await gate.run(engine.search, request)
-
-    async def inspect(request: InspectRequest) -> InspectResponse:
-        return await gate.run(engine.inspect, request)
-
-    async def environments(request: EnvironmentsRequest) -> EnvironmentsResponse:
-        return await gate.run(engine.environments)
-
-    async def diff(request: DiffRequest) -> DeclarationDiff:
-        return await gate.run(engine.diff, request)
-
-    async def check_disabled(request: BaseModel) -> BaseModel:
-        raise LeanIndexError(
-            ErrorCode.CHECK_DISABLED,
-            "checking is not enabled on this server; start it with --check PROFILE=PROJECT --check-repl DIR",
-            {},
-        )
-
-    def checker_tool(call_of: Callable[[Any], Callable[[Any], Awaitable[BaseModel]]], **spec: Any) -> ToolSpec:
-        """A tool answered by the checker (`call_of(checker)`); without one it is not enabled
-        and answers `check_disabled`."""
-        return ToolSpec(call=call_of(checker) if checker is not None else check_disabled, enabled=checker is not None, tag="check", **spec)
-
-    return [
-        ToolSpec(
-            name=SEARCH,
-            client_method="search",
-            title="Search Lean declarations",
-            description=SEARCH_DESCRIPTION,
-            http_route="POST /v1/declarations/search",
-            request_model=SearchRequest,
-            response_model=SearchResponse,
-            call=search,
-            render=render_search,
-            lists_output_schema=False,
-        ),
-        ToolSpec(
-            name=INSPECT,
-            client_method="inspect",
-            title="Inspect a Lean declaration",
-            description=INSPECT_DESCRIPTION,
-            http_route="GET /v1/declarations/{name}",
-            request_model=InspectRequest,
-            response_model=InspectResponse,
-            call=inspect,
-            render=render_inspect,
-            lists_output_schema=False,
-        ),
-        ToolSpec(
-            name=ENVIRONMENTS,
-            client_method="environments",
-            title="List Lean environments",
-            description=ENVIRONMENTS_DESCRIPTION,
-            http_route="GET /v1/environments",
-            request_model=EnvironmentsRequest,
-            response_model=EnvironmentsResponse,
-            call=environments,
-            render=render_environments,
-            lists_output_schema=False,
-        ),
-        ToolSpec(
-            name=DIFF,
-            client_method="diff",
-            title="What changed between two Lean environments",
-            description=DIFF_DESCRIPTION,
-            http_route="GET /v1/environments/{older}/diff/{newer}",
-            request_model=DiffRequest,
-            response_model=DeclarationDiff,
-            call=diff,
-            render=render_diff,
-            lists_output_schema=False,
-        ),
-        checker_tool(
-            lambda c: c.check,
-            name=CHECK,
-            client_method="check",
-            title="Check a Lean file",
-            description=CHECK_DESCRIPTION,
-            http_route="POST /v1/check",
-            request_model=CheckRequest,
-            response_model=CheckResponse,
-            render=render_check,
-        ),
-        checker_tool(
-            lambda c: c.check_batch,
-            name=CHECK_BATCH,
-            client_method="check_batch",
-            title="Check many Lean files",
-            description=CHECK_BATCH_DESCRIPTION,
-            http_route="POST /v1/check/batch",
-            request_model=BatchCheckRequest,
-            response_model=BatchCheckResponse,
-            render=render_check_batch,
-        ),
-        checker_tool(
-            lambda c: c.check_target,
-            name=TARGET,
-            client_method="check_target",
-            title="Check replacements for one Lean declaration",
-            description=TARGET_DESCRIPTION,
-            http_route="POST /v1/check/target",
-            request_model=TargetCheckRequest,
-            response_model=TargetCheckResponse,
-            render=render_target,
-        ),
-        checker_tool(
-            lambda c: c.audit,
-            name=AUDIT,
-            client_method="audit",
-            title="Audit every declaration of a Lean file",
-            description=AUDIT_DESCRIPTION,
-            http_route="POST /v1/audit",
-            request_model=AuditRequest,
-            response_model=AuditResponse,
-            render=render_audit,
-        ),
-        checker_tool(
-            lambda c: c.proof_state,
-            name=PROOF_STATE,
-            client_method="proof_state",
-            title="Open a Lean proof state",
-            description=PROOF_STATE_DESCRIPTION,
-            http_route="POST /v1/proof/state",
-            request_model=ProofStateRequest,
-            response_model=ProofStateResponse,
-            render=render_proof_state,
-            read_only=False,
-            idempotent=False,
-        ),
-        checker_tool(
-            lambda c: c.proof_step,
-            name=PROOF_STEP,
-            client_method="proof_step",
-            title="Run a tactic on a Lean proof state",
-            description=PROOF_STEP_DESCRIPTION,
-            http_route="POST /v1/proof/step",
-            request_model=ProofStepRequest,
-            response_model=ProofStepResponse,
-            render=render_proof_step,
-            read_only=False,
-            idempotent=False,
-        ),
-        checker_tool(
-            lambda c: c.proof_close,
-            name=PROOF_CLOSE,
-            client_method="proof_close",
-            title="Close a Lean proof state",
-            description=PROOF_CLOSE_DESCRIPTION,
-            http_route="POST /v1/proof/close",
-            request_model=ProofCloseRequest,
-            response_model=ProofCloseResponse,
-            render=render_proof_close,
-            read_only=False,
-            idempotent=False,
-        ),
-        checker_tool(
-            lambda c: lambda r: c.proof_steps(r, tree=False, inspect=inspect),
-            name=PROOF_STEPS,
-            client_method="proof_steps",
-            title="Goals before and after every tactic of a Lean proof",
-            description=PROOF_STEPS_DESCRIPTION,
-            http_route="POST /v1/proof/steps",
-            request_model=ProofStepsRequest,
-            response_model=ProofStepsResponse,
-            render=render_proof_steps,
-        ),
-        checker_tool(
-            lambda c: lambda r: c.proof_steps(r, tree=True, inspect=inspect),
-            name=PROOF_TREE,
-            client_method="proof_steps",
-            title="A Lean proof as a tree of goals",
-            description=PROOF_TREE_DESCRIPTION,
-            http_route="POST /v1/proof/tree",
-            request_model=ProofStepsRequest,
-            response_model=ProofStepsResponse,
-            render=render_proof_steps,
-        ),
-    ]
+    Raises `RuntimeError` for a spec naming no `ToolCalls` method (a programming error, caught by
+    `tests/test_registries.py`)."""
+    checker = calls.checker
+    served = []
+    for spec in TOOLS:
+        call = getattr(calls, spec.answered_by, None)
+        if call is None or spec.answered_by.startswith("_"):
+            raise RuntimeError(f"tool {spec.name} is answered by {spec.answered_by!r}, which ToolCalls has not")
+        contract = {field.name: getattr(spec, field.name) for field in fields(spec)}
+        served.append(ServedTool(**contract, call=call, enabled=checker is not None or spec.tag != "check"))
+    return served

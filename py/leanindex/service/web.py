@@ -5,8 +5,11 @@ Routes (HTML; no JavaScript anywhere):
 - `GET /`: the search form (environment selector, one query box, the filters as fields) and,
   when the query asks something, one page of results: name, kind, the type in a monospace font
   with its constants linked to their own pages, module, its source and doc links (when known),
-  the doc's first line, and the
-  completeness line (`21–40 of 94 · complete` / `· more`, with a link to the next page);
+  the doc's first line, the
+  completeness line (`21–40 of 94 · complete` / `· more` / `· incomplete`, with a link to the
+  next page) and the notes that concern this answer only (`render.search_caveats`: modules in
+  scope missing from the catalog, filters that read approximate fields; a hidden count the
+  source cannot know shown as unknown);
 - `GET /d/{name}?env=ID`: one declaration, everything inspect returns, with links onward
   (its namespace, the declarations whose type mentions it, each constant of its type, its
   source and doc links);
@@ -56,19 +59,21 @@ from markupsafe import Markup
 from pydantic import ValidationError
 
 from ..catalog.links import link_problem
-from ..engine import Engine
 from ..errors import HTTP_STATUS, LeanIndexError
 from ..models import (
+    Assurance,
+    Completeness,
+    EnvironmentsRequest,
     InspectRequest,
     Kind,
     SearchOrder,
     SearchRequest,
     SearchResponse,
     query_value,
+    search_caveats,
 )
 from ..validation import invalid_request
-from .gate import CallGate
-from .tools import INSPECT, SEARCH, ToolSpec
+from .tools import ToolCalls
 
 TOKEN_COOKIE = "leanindex_token"
 STYLESHEET_PATH = "/static/page.css"
@@ -140,7 +145,7 @@ def read_form(params: Mapping[str, list[str]], default_environment: str) -> Quer
     def values(key: str) -> list[str]:
         return [v.strip() for v in params.get(key, []) if v.strip()]
 
-    first = {key: (values(key) or [None])[0] for key in ("env", "q", "text", "order", "limit", "after", "start")}
+    first = {key: next(iter(values(key)), None) for key in ("env", "q", "text", "order", "limit", "after", "start")}
     return Query(
         environment=first["env"] or default_environment,
         text=first["q"] or "",
@@ -251,13 +256,19 @@ def _first_line(doc: str | None) -> str:
 
 
 def completeness_line(response: SearchResponse, start: int) -> str:
-    """`21–40 of 94 · complete` (every match was returned) or `· more` (another page exists)."""
+    """`21–40 of 94 · complete` (every match was returned), `· more` (another page exists) or
+    `· incomplete` (the last page, but modules in scope are missing from the catalog: the
+    answer's `completeness` is `PARTIAL`), followed by `· approximate` when the answer's
+    assurance is `APPROXIMATE`; the page's notes say why."""
     shown = len(response.results)
     span = f"{start + 1}–{start + shown}" if shown else "0"
-    return f"{span} of {response.total_matches:,} · {'more' if response.next_cursor else 'complete'}"
+    state = "more" if response.next_cursor else "complete" if response.completeness is Completeness.COMPLETE else "incomplete"
+    approximate = " · approximate" if response.assurance is Assurance.APPROXIMATE else ""
+    return f"{span} of {response.total_matches:,} · {state}{approximate}"
 
 
 _templates.globals.update(
+    search_caveats=search_caveats,
     orders=get_args(SearchOrder), stylesheet_path=STYLESHEET_PATH, external_link=external_link,
     declaration_url=declaration_url, search_url=search_url, type_segments=type_segments, notation_constants=notation_constants
 )
@@ -271,11 +282,12 @@ def _failure(error: LeanIndexError | ValidationError) -> LeanIndexError:
     return invalid_request(error.errors()) if isinstance(error, ValidationError) else error
 
 
-def install_pages(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate: CallGate) -> None:
-    """Add the page routes (see the module docstring) to `app`; answers come from `tools`."""
+def install_pages(app: FastAPI, calls: ToolCalls) -> None:
+    """Add the page routes (see the module docstring) to `app`; answers come from `calls`, the
+    calls the server's tools are bound to (the same gate, limits and errors as the API)."""
 
     async def environments() -> list[str]:
-        listed = await gate.run(engine.environments)
+        listed = await calls.environments(EnvironmentsRequest())
         return [e.environment for e in listed.environments]
 
     stylesheet = (files("leanindex.service") / "templates" / "page.css").read_bytes()
@@ -298,10 +310,10 @@ def install_pages(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate
             context.update(environments=served, query=query)
             fields = parse_query(query)
             if fields is not None:
-                response = await tools[SEARCH].call(SearchRequest(**fields))
+                response = await calls.search(SearchRequest(**fields))
                 docs = {}
                 for result in response.results:
-                    inspected = await tools[INSPECT].call(InspectRequest(environment=query.environment, declaration_name=result.name))
+                    inspected = await calls.inspect(InspectRequest(environment=query.environment, declaration_name=result.name))
                     docs[result.name] = (_first_line(inspected.doc), inspected.type_constants)
                 context.update(response=response, docs=docs, line=completeness_line(response, query.start))
                 if response.next_cursor:
@@ -323,7 +335,7 @@ def install_pages(app: FastAPI, engine: Engine, tools: dict[str, ToolSpec], gate
             served = await environments()
             environment = environment or (served[0] if served else "")
             context.update(environments=served, environment=environment, query=read_form({}, environment))
-            answer = await tools[INSPECT].call(InspectRequest(environment=environment, declaration_name=name))
+            answer = await calls.inspect(InspectRequest(environment=environment, declaration_name=name))
         except (LeanIndexError, ValidationError) as raised:
             failure = _failure(raised)
             return _render("declaration.html", HTTP_STATUS[failure.code], **{**context, "error": failure})

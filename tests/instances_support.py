@@ -1,0 +1,41 @@
+"""doc-gen4's instance table read straight from an archive (plain `tarfile` + `json`, no
+importer code), and the same table read back from a catalog, for the instance tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+from pathlib import Path
+
+from leanindex.catalog.instances import instance_counts, instance_positions
+from leanindex.catalog.layout import CatalogPaths, connect_duckdb
+
+
+def archive_instance_table(archive: Path) -> dict[str, set[str]]:
+    """Class name -> the names of its instances, from every `instances` list of the archive's
+    `declaration-data-*.bmp` files."""
+    table: dict[str, set[str]] = {}
+    with tarfile.open(archive, "r:xz") as tar:
+        for member in tar:
+            base = os.path.basename(member.name)
+            if member.isfile() and base.startswith("declaration-data-") and base.endswith(".bmp"):
+                handle = tar.extractfile(member)
+                assert handle is not None
+                for entry in json.load(handle).get("instances", []):
+                    table.setdefault(entry["className"], set()).add(entry["name"])
+    return table
+
+
+def catalog_instance_table(root: Path, profile: str) -> dict[str, set[str]]:
+    """Class name -> the names of its instances, as the catalog's accessors
+    (`catalog.instances`) give them, class by class."""
+    con = connect_duckdb(CatalogPaths.of(root, profile).database, read_only=True)
+    try:
+        names = dict(con.execute("SELECT pos, name FROM declarations").fetchall())
+        return {
+            cls: {names[int(pos)] for pos in instance_positions(con, cls)}
+            for cls in instance_counts(con)
+        }
+    finally:
+        con.close()
