@@ -3,27 +3,20 @@ importer code), and the same table read back from a catalog, for the instance te
 
 from __future__ import annotations
 
-import json
-import os
-import tarfile
 from pathlib import Path
 
 from leanindex.catalog.instances import instance_counts, instance_positions
 from leanindex.catalog.layout import CatalogPaths, connect_duckdb
+from realdata_support import archive_documents
 
 
 def archive_instance_table(archive: Path) -> dict[str, set[str]]:
     """Class name -> the names of its instances, from every `instances` list of the archive's
     `declaration-data-*.bmp` files."""
     table: dict[str, set[str]] = {}
-    with tarfile.open(archive, "r:xz") as tar:
-        for member in tar:
-            base = os.path.basename(member.name)
-            if member.isfile() and base.startswith("declaration-data-") and base.endswith(".bmp"):
-                handle = tar.extractfile(member)
-                assert handle is not None
-                for entry in json.load(handle).get("instances", []):
-                    table.setdefault(entry["className"], set()).add(entry["name"])
+    for document in archive_documents(archive):
+        for entry in document.get("instances", []):
+            table.setdefault(entry["className"], set()).add(entry["name"])
     return table
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,17 +40,24 @@ def realdata_path(name: str) -> Path:
     return path
 
 
-def archive_declaration_names(archive: Path) -> list[str]:
-    """Every declaration name in every `declaration-data-*.bmp` member of an archive, in file
-    order, read with plain `tarfile` + `json` (no importer code)."""
-    names: list[str] = []
+def archive_documents(archive: Path) -> Iterator[dict]:
+    """Every `declaration-data-*.bmp` member of an archive as parsed JSON, in file order, read
+    with plain `tarfile` + `json` (no importer code)."""
     with tarfile.open(archive, "r:xz") as tar:
         for member in tar:
             base = os.path.basename(member.name)
             if member.isfile() and base.startswith("declaration-data-") and base.endswith(".bmp"):
                 handle = tar.extractfile(member)
                 assert handle is not None
-                names.extend(d["info"]["name"] for d in json.load(handle)["declarations"])
+                yield json.load(handle)
+
+
+def archive_declaration_names(archive: Path) -> list[str]:
+    """Every declaration name in every `declaration-data-*.bmp` member of an archive, in file
+    order (`archive_documents`)."""
+    names: list[str] = []
+    for document in archive_documents(archive):
+        names.extend(d["info"]["name"] for d in document["declarations"])
     return names
 
 

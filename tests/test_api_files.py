@@ -18,17 +18,25 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from leanindex.api_files import API_FILES, check_all, write_all
-from leanindex.engine.diff import DiffRequest
 from leanindex.catalog.layout import CatalogPaths
+from leanindex.checker.models import (
+    AuditRequest,
+    AuditResponse,
+    BatchCheckRequest,
+    BatchCheckResponse,
+    CheckRequest,
+    CheckResponse,
+    TargetCheckRequest,
+    TargetCheckResponse,
+)
 from leanindex.cli import main
 from leanindex.engine import Engine
+from leanindex.engine.diff import DiffRequest
 from leanindex.errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
-from leanindex.checker.models import (
-    AuditRequest, AuditResponse, BatchCheckRequest, BatchCheckResponse, CheckRequest, CheckResponse, TargetCheckRequest, TargetCheckResponse,
-)
-from leanindex.service.mcp import compact_schema
 from leanindex.models import EnvironmentsRequest, InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.sample import sample_stream_path
+from leanindex.service.mcp import compact_schema
+from leanindex.tools import TOOLS
 from streamkit import build, declaration
 
 REPO = Path(__file__).resolve().parents[1]
@@ -204,48 +212,46 @@ def test_manifest_validates(served: tuple[Path, Engine]) -> None:
 
 
 def test_mcp_tools_file_carries_the_shared_model_schemas() -> None:
+    from leanindex.service.mcp import compact_output_schema
+    from leanindex.tools import tool_named
+
     document = json.loads((API / "mcp-tools.json").read_text(encoding="utf-8"))
     tools = {tool["name"]: tool for tool in document["tools"]}
     assert document["server"] == "leanindex"
-    assert set(tools) == {
-        "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
-        "lean.environments", "lean_environments", "lean.catalog.diff", "lean_catalog_diff",
-        "lean.check", "lean_check", "lean.check.batch", "lean_check_batch", "lean.check.target", "lean_check_target",
-        "lean.audit", "lean_audit", "lean.proof.state", "lean_proof_state",
-        "lean.proof.step", "lean_proof_step", "lean.proof.close", "lean_proof_close", "lean.proof.steps",
-        "lean_proof_steps", "lean.proof.tree", "lean_proof_tree",
-    }
-    for name, request, response in [
-        ("lean_declaration_search", SearchRequest, SearchResponse),
+    # Each tool once, under its dotted name (`--tool-names` changes that on request only).
+    assert {"lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff", "lean.check",
+            "lean.check.batch", "lean.check.target", "lean.audit", "lean.proof.state", "lean.proof.step", "lean.proof.close",
+            "lean.proof.steps", "lean.proof.tree"} <= set(tools)
+    names = [tool["name"] for tool in document["tools"]]
+    assert [tool_named(name).name for name in names] == names and len(set(names)) == len(names)
+    for name, request, _response in [
+        ("lean.declaration.search", SearchRequest, SearchResponse),
         ("lean.declaration.inspect", InspectRequest, InspectResponse),
         ("lean.environments", EnvironmentsRequest, None),
-        ("lean_catalog_diff", DiffRequest, None),
+        ("lean.catalog.diff", DiffRequest, None),
         ("lean.check", CheckRequest, CheckResponse),
-        ("lean_check_batch", BatchCheckRequest, BatchCheckResponse),
-        ("lean_check_target", TargetCheckRequest, TargetCheckResponse),
+        ("lean.check.batch", BatchCheckRequest, BatchCheckResponse),
+        ("lean.check.target", TargetCheckRequest, TargetCheckResponse),
         ("lean.audit", AuditRequest, AuditResponse),
     ]:
+        spec = tool_named(name)
         assert tools[name]["inputSchema"] == compact_schema(request.model_json_schema())
-        if name.replace("_", ".") in QUERY_TOOLS:
-            assert "outputSchema" not in tools[name]  # the query tools leave it out (size)
-        else:
-            assert tools[name]["outputSchema"] == response.model_json_schema(mode="serialization")
-        assert tools[name]["annotations"]["readOnlyHint"] is True
-        assert tools[name]["annotations"]["idempotentHint"] is True
+        assert tools[name]["outputSchema"] == compact_output_schema(spec.response_model.model_json_schema(mode="serialization"), spec.output_levels)
+        assert tools[name]["annotations"] == {"readOnlyHint": True, "openWorldHint": False}
     # Opening, stepping and closing proof states change what the server holds.
-    for name in ("lean.proof.state", "lean_proof_step", "lean.proof.close"):
+    for name in ("lean.proof.state", "lean.proof.step", "lean.proof.close"):
         assert tools[name]["annotations"]["readOnlyHint"] is False
+        assert tools[name]["annotations"]["destructiveHint"] is False and tools[name]["annotations"]["idempotentHint"] is False
 
 
-QUERY_TOOLS = ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"]
+@pytest.mark.parametrize("name", ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"])
+def test_each_query_tool_costs_at_most_its_budget_of_an_agents_context(name: str) -> None:
+    from leanindex.service.mcp import ENTRY_BUDGETS, LISTING_BUDGET
 
-
-@pytest.mark.parametrize("name", QUERY_TOOLS)
-def test_each_query_tool_costs_at_most_2_5_kb_of_an_agents_context(name: str) -> None:
     tools = {tool["name"]: tool for tool in json.loads((API / "mcp-tools.json").read_text(encoding="utf-8"))["tools"]}
-    size = len(json.dumps(tools[name], ensure_ascii=False, separators=(",", ":")).encode())
-    print(f"{name}: {size} bytes")
-    assert size <= 2500
+    size = len(json.dumps(tools[name], ensure_ascii=False, separators=(",", ":")))
+    print(f"{name}: {size} characters")
+    assert size <= ENTRY_BUDGETS.get(name, LISTING_BUDGET)
 
 
 @pytest.mark.parametrize(
@@ -293,7 +299,8 @@ def test_mcp_tools_file_lists_every_tool_a_server_offers(tmp_path: Path) -> None
     assert all(spec.enabled for spec in served.values())
     without = create_app(engine).state.tools
     assert [spec.name for spec in without.values()] == list(served)
-    assert [spec.name for spec in without.values() if spec.enabled] == ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"]
+    # Without a checker, exactly the tools the engine answers.
+    assert [spec.name for spec in without.values() if spec.enabled] == [spec.name for spec in TOOLS if spec.tag != "check"]
 
 
 def test_openapi_documents_the_error_object_and_no_422() -> None:

@@ -21,7 +21,9 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
+from gappy_support import INTER_SPOT, KIND_SPOT, SUM_SPOT, build_gappy
 from leanindex.cli import main
 from leanindex.engine import Engine
 from leanindex.engine.filters import FILTERS
@@ -30,8 +32,8 @@ from leanindex.models import ApproximateFilter, InspectRequest, SearchRequest, S
 from leanindex.records import DeclarationRecord
 from leanindex.render import render_search
 from leanindex.service.http import create_app
-from gappy_support import INTER_SPOT, KIND_SPOT, SUM_SPOT, build_gappy
 from service_support import live_server
+
 
 @pytest.fixture(scope="module")
 def root() -> Iterator[Path]:
@@ -319,3 +321,12 @@ def test_computed_and_complete_exactly_when_nothing_approximate_absent_or_missin
         assert (page.completeness.value == "COMPLETE") is (last and not missing), fields
         assert (page.hidden_matches is None) is gappy
     event(f"{'approximate' if approximate else 'computed'}, {'partial' if missing else 'complete'}")
+
+
+def test_a_module_prefix_is_read_as_lean_prints_it_and_a_malformed_one_is_refused(engine: Engine) -> None:
+    """`«A».Gone` is the module `A.Gone` (so its missing module is in scope); `A.Gone.` names
+    no module and is `invalid_request`, not an empty scope answered COMPLETE."""
+    answer = search(engine, module_prefixes=["«A».Gone"])
+    assert answer.missing_modules == ["A.Gone"] and answer.completeness.value == "PARTIAL"
+    with pytest.raises(ValidationError):
+        SearchRequest(environment="GAPPY", module_prefixes=["A.Gone."])

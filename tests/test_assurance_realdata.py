@@ -168,6 +168,18 @@ def test_instances_of_reads_the_instance_table_and_is_computed(core: Engine, raw
     assert (answer.assurance.value, answer.approximate_filters) == ("COMPUTED", [])
 
 
+def test_instances_of_an_abbreviation_class_reads_conclusions_and_says_approximate(core: Engine, raw_core: list[dict]) -> None:
+    """doc-gen4 files `instance : DecidableEq Nat` under `Decidable` (the class `DecidableEq`
+    unfolds to), so its table lists no `DecidableEq`: the answer reads the printed conclusions
+    instead, and says so, rather than a confident zero."""
+    assert not any(i["className"] == "DecidableEq" for data in raw_core for i in data["instances"])
+    listed = {i["name"] for data in raw_core for i in data["instances"]}
+    answer = search(core, instances_of="DecidableEq", module_prefixes=["Init"])
+    assert answer.total_matches > 0 and all(r.name in listed and "DecidableEq" in r.type for r in answer.results)
+    assert answer.assurance.value == "APPROXIMATE"
+    assert [f.filter for f in answer.approximate_filters] == ["instances_of"]
+
+
 # --- negation -------------------------------------------------------------------------------------
 
 
@@ -217,3 +229,16 @@ def test_a_constant_behind_an_unlinked_operator_names_its_blind_spot(mathlib_sam
     [prod] = search(mathlib_sample, "MSAMPLE", type_pattern={"constants": ["Finset.prod"]}).approximate_filters[0].blind_spots
     assert "`Finset.prod`" in prod
     assert spot in render_search(answer)
+
+
+def test_inspect_of_a_recursor_doc_gen4_leaves_out_is_not_recorded(core: Engine) -> None:
+    """`Nat.rec` is mentioned in a core signature but doc-gen4 lists no recursors: the answer
+    is `not_recorded` naming the absent facts, not `not_found` blaming missing modules; a name
+    nothing mentions stays `not_found`, with the absent facts among its doubts."""
+    with pytest.raises(LeanIndexError) as raised:
+        core.inspect(InspectRequest(environment=CORE, declaration_name="Nat.rec"))
+    assert raised.value.code is ErrorCode.NOT_RECORDED
+    assert "kind:recursor" in raised.value.details["absent_facts"] and raised.value.details["linked_from"]
+    with pytest.raises(LeanIndexError) as raised:
+        core.inspect(InspectRequest(environment=CORE, declaration_name="Nat.no_such_lemma"))
+    assert raised.value.code is ErrorCode.NOT_FOUND and "kind:recursor" in raised.value.details["absent_facts"]

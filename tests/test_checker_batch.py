@@ -148,7 +148,7 @@ def test_batch_over_http_mcp_and_client(tmp_path: Path) -> None:
 
         async def over_mcp() -> None:
             async with McpClient(f"{url}/mcp", cache=None) as client:
-                result = await client.call_tool("lean_check_batch", {"items": items})
+                result = await client.call_tool("lean.check.batch", {"items": items})
                 assert not result.is_error, result.content
                 assert [r["response"]["verdict"] for r in result.structured_content["results"]] == list(expected.values())
                 assert result.content[0].text.splitlines()[:2] == ["1 accepted, 1 incomplete, 1 rejected, 0 error", "show_p: accepted"]

@@ -277,7 +277,7 @@ def test_mcp_on_ray_keeps_stdout_for_frames_and_suggests_close_names(ray_address
     async def main() -> None:
         async with McpClient(params, cache=None) as client:
             items = [{"id": "show_p", "environment": "TEST", "code": SHOW_P}, {"id": "unknown", "environment": "TEST", "code": UNKNOWN}]
-            result = await client.call_tool("lean_check_batch", {"items": items})
+            result = await client.call_tool("lean.check.batch", {"items": items})
             assert not result.is_error, result.content
             show_p, unknown = (BatchResult.model_validate(r) for r in result.structured_content["results"])
             assert outcome_label(show_p) == "accepted" and outcome_label(unknown) == "rejected"

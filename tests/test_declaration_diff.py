@@ -264,13 +264,14 @@ def test_http_mcp_and_client_give_the_engine_answer(tmp_path: Path) -> None:
                 with pytest.raises(LeanIndexError) as unknown:
                     client.diff("old", "nope")
                 assert unknown.value.code == ErrorCode.UNKNOWN_ENVIRONMENT
-            # A parameter the route does not take is refused, never dropped (`categories` would list every category).
+            # A parameter the route does not take is refused with its close names, never dropped (it would list every category).
             import httpx
 
-            refused = httpx.get(f"{url}/v1/environments/old/diff/new", params={"categories": "renamed"})
+            refused = httpx.get(f"{url}/v1/environments/old/diff/new", params={"categorys": "renamed"})
             assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_request"
-            assert refused.json()["error"]["details"] == {"field": "categories"}
-            assert httpx.get(f"{url}/v1/environments/old/diff/new", params={"category": "renamed"}).json()["changes"][0]["name"] == "C"
+            assert refused.json()["error"]["details"] == {"field": "categorys", "suggestions": ["categories"]}
+            for key in ("categories", "category"):  # the field's name, and its older spelling
+                assert httpx.get(f"{url}/v1/environments/old/diff/new", params={key: "renamed"}).json()["changes"][0]["name"] == "C"
 
             async def over_mcp() -> None:
                 async with McpClient(f"{url}/mcp", cache=None) as mcp:

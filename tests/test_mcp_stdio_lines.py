@@ -36,7 +36,7 @@ DEEP = "[" * 5000 + "]" * 5000
 #: (line, the id its answer must carry, the error code it must carry)
 BAD_LINES: list[tuple[bytes, int | None, int]] = [
     (
-        b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lean_declaration_search", '
+        b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lean.declaration.search", '
         b'"arguments": {"environment": "SAMPLE", "name_contains": "\\ud800"}}}',
         2,
         INVALID_PARAMS,
@@ -44,7 +44,7 @@ BAD_LINES: list[tuple[bytes, int | None, int]] = [
     (b'{"jsonrpc": "2.0", "id": 3, "method": ', None, PARSE_ERROR),
     (
         (
-            '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lean_declaration_search", '
+            '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lean.declaration.search", '
             '"arguments": {"environment": "SAMPLE", "name_contains": ' + DEEP + "}}}"
         ).encode(),
         None,

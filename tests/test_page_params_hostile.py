@@ -95,3 +95,11 @@ def test_any_declaration_page_gets_a_page(client: TestClient, name: str, env: st
 def test_an_empty_number_field_is_the_default(client: TestClient) -> None:
     response = client.get("/", params={"env": "SAMPLE", "q": "add", "limit": " ", "start": ""})
     assert response.status_code == 200 and re.search(r'id="completeness">1–\d+ of', response.text)
+
+
+def test_an_extra_parameter_named_like_an_argument_gets_its_next_page(client: TestClient) -> None:
+    """Unknown query keys are passed on to the next page's link; one named `environment` once
+    collided with the link builder's own argument (HTTP 500 whenever a next page existed)."""
+    answer = client.get("/", params={"q": "a", "limit": "1", "environment": "Z"})
+    assert answer.status_code == 200
+    assert "after=" in answer.text

@@ -49,7 +49,7 @@ def test_every_tool_has_its_call_route_client_method_renderer_and_doc_entry(spec
 
     assert callable(getattr(ToolCalls, spec.answered_by, None)) and not spec.answered_by.startswith("_")
     assert spec.http_route.startswith("POST /v1/")
-    assert callable(getattr(Client, spec.client_method, None)), f"Client has no {spec.client_method}"
+    assert getattr(getattr(Client, spec.client_method, None), "__tool__", None) == spec.name, f"Client.{spec.client_method} does not answer it"
     assert callable(spec.render) and spec.description.strip() and spec.title.strip()
     assert f"| `{spec.name}` | `{spec.alias}` | `{spec.http_route}` | `{spec.client_method}` |" in tools_table()
 
@@ -74,6 +74,24 @@ def test_every_reason_code_has_its_failure_class_and_hint() -> None:
         failure = FailureClass[code.name]
         assert HINTS.get(failure, "").strip(), code
     assert all(hint.strip() and "\n" not in hint for hint in HINTS.values())
+
+
+def test_every_reason_code_is_given_by_a_rule() -> None:
+    """A `ReasonCode` that no verdict rule (nor the audit's own rule) gives would be documented
+    and hinted but never answered: every code is named outside `checker/failures.py`."""
+    import re
+    from pathlib import Path
+
+    from leanindex.checker.failures import ReasonCode
+
+    checker = Path(__file__).resolve().parents[1] / "py" / "leanindex" / "checker"
+    used = {
+        name
+        for path in checker.glob("*.py")
+        if path.name != "failures.py"
+        for name in re.findall(r"ReasonCode\.([A-Z_]+)", path.read_text(encoding="utf-8"))
+    }
+    assert {code.name for code in ReasonCode} - used == set()
 
 
 #: The layers of the contracts, bottom first: what a module of one layer may not import.
@@ -169,3 +187,18 @@ def test_an_unknown_tool_name_gets_the_close_names() -> None:
         tool_named("lean.declaration.serch")
     assert raised.value.code is ErrorCode.INVALID_REQUEST
     assert raised.value.details["suggestions"][0] == "lean.declaration.search"
+
+
+def test_a_client_method_naming_another_method_is_refused(monkeypatch) -> None:
+    """A spec whose `client_method` is an existing method answering something else (`close`,
+    another tool's) would leave the tool without a method: making the methods refuses it."""
+    import dataclasses
+
+    from leanindex import client as client_module
+    from leanindex.tools import tool_named
+
+    for taken in ("close", "check_many", "search"):
+        extra = dataclasses.replace(tool_named("lean.environments"), name="lean.test.environments", client_method=taken)
+        monkeypatch.setattr(client_module, "TOOLS", (*client_module.TOOLS, extra))
+        with pytest.raises(RuntimeError, match="lean.test.environments"):
+            client_module.add_tool_methods()

@@ -4,9 +4,9 @@ The documents are produced by `leanindex.api_files` (the generators, not the fil
 a model change is caught before `leanindex api export` runs). A property is a field of a model
 when it sits in an object schema (`"type": "object"`); the `anyOf` entries that only restate
 "this field is not null" (`models.one_of_required`) are constraints, not fields. The MCP tools'
-input schemas are compacted on purpose (`service.mcp.compact_schema` drops descriptions to spare
-agents' context); the same request models are described in `models.schema.json` and
-`openapi.json`.
+input and output schemas are compacted on purpose (`service.mcp.compact_schema` and
+`compact_output_schema` drop descriptions to spare agents' context); the same models are
+described in `models.schema.json` and `openapi.json`.
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from leanindex.errors import ErrorBody, ErrorCode, ErrorResponse, LeanIndexError
 
 
 def documents() -> Iterator[tuple[str, Any]]:
-    """Each `api/` JSON document as the code produces it, MCP input schemas left out (see above)."""
+    """Each `api/` JSON document as the code produces it, MCP tool schemas left out (see above)."""
     for name, produce in API_FILES.items():
         if not name.endswith(".json"):
             continue  # the Markdown table of tools
         document = json.loads(produce())
         if name == "mcp-tools.json":
             for tool in document["tools"]:
-                del tool["inputSchema"]
+                del tool["inputSchema"], tool["outputSchema"]
         yield name, document
 
 

@@ -121,7 +121,7 @@ def test_pages_answer_what_the_api_answers(sample_root: Path) -> None:  # noqa: 
         assert shown == [r.name for r in ranked.results]
         positions = [worded.text.index(f">{r.name}</a>") for r in ranked.results]
         assert positions == sorted(positions)  # in the API's order
-        assert "why here: bm25=" in worded.text
+        assert "why here: your words commutative, addition (text score " in worded.text
         named = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add", "order": "name"})
         assert "why here" not in named.text
         unknown_order = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add", "order": "newest"})

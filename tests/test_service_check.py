@@ -76,7 +76,7 @@ def test_http_check_route_and_mcp_tool(layout: tuple[Path, Path, Path]) -> None:
     root, project, repl = layout
     config = CheckerConfig.for_profile(root, "TEST", project_dir=project, repl_dir=repl, lake_path=STANDIN / "lake")
     engine = Engine(root)
-    with live_server(create_app(engine, ServiceConfig(), Checker(config, close_names=engine.close_names))) as url:
+    with live_server(create_app(engine, ServiceConfig(tool_names="both"), Checker(config, close_names=engine.close_names))) as url:
         accepted = httpx.post(f"{url}/v1/check", json={"environment": "test", "code": SHOW_P}, timeout=60)
         assert accepted.status_code == 200, accepted.text
         body = CheckResponse.model_validate(accepted.json())
@@ -146,10 +146,10 @@ def test_stdio_server_checks_and_stops_its_repls_when_stdin_closes(layout: tuple
 
     async def main() -> list[int]:
         async with Client(params, cache=None) as client:
-            result = await client.call_tool("lean_check", {"environment": "TEST", "code": SHOW_P})
+            result = await client.call_tool("lean.check", {"environment": "TEST", "code": SHOW_P})
             assert not result.is_error and result.structured_content["verdict"] == "accepted"
             assert result.structured_content["failure_class"] is None
-            unknown = await client.call_tool("lean_check", {"environment": "TEST", "code": UNKNOWN})
+            unknown = await client.call_tool("lean.check", {"environment": "TEST", "code": UNKNOWN})
             assert unknown.structured_content["failure_class"] == "unknown_identifier"
             assert unknown.structured_content["diagnostics"][0]["suggestions"] == ["Nat.byrfl"]
             assert "failure unknown_identifier: " in unknown.content[0].text and "did you mean: " in unknown.content[0].text

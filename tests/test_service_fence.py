@@ -78,10 +78,10 @@ def test_mcp_tools(served: str) -> None:
     async def over_mcp() -> None:
         async with McpClient(f"{served}/mcp", cache=None) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-            assert {"lean.audit", "lean_audit"} <= set(tools)
-            result = await client.call_tool("lean_audit", {"environment": "TEST", "code": scripted.AUDIT_FILE})
+            assert "lean.audit" in tools
+            result = await client.call_tool("lean.audit", {"environment": "TEST", "code": scripted.AUDIT_FILE})
             assert not result.is_error, result.content
-            jsonschema.Draft202012Validator(tools["lean_audit"].output_schema).validate(result.structured_content)
+            jsonschema.Draft202012Validator(tools["lean.audit"].output_schema).validate(result.structured_content)
             assert result.structured_content["verdict"] == "rejected"
             assert "3 of the 3" not in result.content[0].text and "3 of 3 declarations audited" in result.content[0].text
             fenced = await client.call_tool("lean.check", {"environment": "TEST", "code": SHOW_P, "reference": CHANGED})

@@ -507,7 +507,8 @@ def test_no_error_answer_shows_a_server_path(sample_root: Path, damaged_roots: d
     # The rest are answered only by a checker (tests/test_service_check.py and the checker's
     # tests), or raised by builds and imports, which no client request starts.
     assert {code.value for code in ErrorCode} - codes == {
-        "backend_error", "forbidden_command", "header_mismatch", "unknown_proof_state", "invalid_stream", "io_error", "storage_full",
+        "backend_error", "forbidden_command", "header_mismatch", "unknown_proof_state", "lean_not_installed", "invalid_stream",
+        "io_error", "storage_full",
     }
     leaks = {what: leaked_paths(text, paths) for what, _code, text in answers if leaked_paths(text, paths)}
     assert not leaks, json.dumps(leaks, indent=1)

@@ -33,17 +33,14 @@ from leanindex.engine import Engine
 from leanindex.models import EnvironmentsRequest, EnvironmentsResponse, ErrorResponse, InspectRequest, InspectResponse, SearchRequest, SearchResponse
 from leanindex.service.config import ServiceConfig
 from leanindex.service.http import create_app
-from leanindex.service.mcp import compact_schema
+from leanindex.service.mcp import compact_output_schema, compact_schema
+from leanindex.tools import tool_named
 
 MODELS = {
     "lean.declaration.search": (SearchRequest, SearchResponse),
-    "lean_declaration_search": (SearchRequest, SearchResponse),
     "lean.declaration.inspect": (InspectRequest, InspectResponse),
-    "lean_declaration_inspect": (InspectRequest, InspectResponse),
     "lean.environments": (EnvironmentsRequest, EnvironmentsResponse),
-    "lean_environments": (EnvironmentsRequest, EnvironmentsResponse),
     "lean.catalog.diff": (DiffRequest, DeclarationDiff),
-    "lean_catalog_diff": (DiffRequest, DeclarationDiff),
 }
 ERROR_SCHEMA = ErrorResponse.model_json_schema()
 
@@ -70,35 +67,35 @@ async def call(client: Client, name: str, arguments: dict, schemas: dict[str, di
 
 async def exercise(client: Client, root: Path) -> None:
     """The whole conversation both transports must hold."""
-    listed = (await client.list_tools()).tools
-    assert [t.name for t in listed] == [
-        "lean.declaration.search", "lean_declaration_search", "lean.declaration.inspect", "lean_declaration_inspect",
-        "lean.environments", "lean_environments", "lean.catalog.diff", "lean_catalog_diff",
-    ]
+    listed = [tool for tool in (await client.list_tools()).tools if tool.name in MODELS]
+    # Each tool once, under its dotted name (the default naming).
+    assert [t.name for t in listed] == ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"]
     schemas = {}
     for tool in listed:
         request_model, response_model = MODELS[tool.name]
         assert tool.input_schema == compact_schema(request_model.model_json_schema())
-        assert tool.output_schema is None  # left out of the listing to spare agents' context
-        assert tool.annotations.read_only_hint is True and tool.annotations.idempotent_hint is True
-        assert tool.annotations.destructive_hint is False
-        schemas[tool.name] = response_model.model_json_schema(mode="serialization")
+        spec = tool_named(tool.name)
+        assert tool.output_schema == compact_output_schema(response_model.model_json_schema(mode="serialization"), spec.output_levels)
+        assert tool.annotations.read_only_hint is True and tool.annotations.open_world_hint is False
+        # Meaningful only for tools that change state: left out here.
+        assert tool.annotations.destructive_hint is None and tool.annotations.idempotent_hint is None
+        schemas[tool.name] = tool.output_schema
 
-    for environments in ("lean.environments", "lean_environments"):
+    for environments in ("lean.environments",):
         result = await call(client, environments, {}, schemas)
         assert not result.is_error
         served = result.structured_content["environments"]
         assert [e["environment"] for e in served] == ["SAMPLE"] and served[0]["verified"] is True
         assert result.content[0].text.startswith(f"SAMPLE: {served[0]['visible_count']} visible of {served[0]['declaration_count']} declarations")
 
-    for diff in ("lean.catalog.diff", "lean_catalog_diff"):
+    for diff in ("lean.catalog.diff",):
         result = await call(client, diff, {"older": "SAMPLE", "newer": "sample"}, schemas)
         assert not result.is_error and result.structured_content["counts"] == dict.fromkeys(
             ("added", "removed", "retyped", "reprinted", "deprecated", "renamed"), 0)
         refused = await call(client, diff, {"older": "SAMPLE", "newer": "SAMPLE", "after": "!"}, schemas)
         assert refused.is_error and refused.structured_content["error"]["details"] == {"field": "after"}
 
-    for search in ("lean.declaration.search", "lean_declaration_search"):
+    for search in ("lean.declaration.search",):
         filters = {"name_contains": "add", "kinds": ["theorem"], "result_limit": 2}
         result = await call(client, search, {"environment": "SAMPLE", **filters}, schemas)
         assert not result.is_error
@@ -122,7 +119,7 @@ async def exercise(client: Client, root: Path) -> None:
         assert misspelt.structured_content["unknown_constants"][0]["name"] == "List.lenght"
         assert "no declaration's type mentions List.lenght; close names: List.length" in misspelt.content[0].text
 
-    for inspect in ("lean.declaration.inspect", "lean_declaration_inspect"):
+    for inspect in ("lean.declaration.inspect",):
         for name in HARD_NAMES:
             result = await call(client, inspect, {"environment": "sample", "declaration_name": name}, schemas)
             assert not result.is_error
@@ -134,7 +131,7 @@ async def exercise(client: Client, root: Path) -> None:
 
     refusals = [
         ("lean.declaration.search", {"environment": "SAMPLE"}, "invalid_request"),
-        ("lean_declaration_search", {"environment": "SAMPLE", "name_contains": "a", "result_limit": "many"}, "invalid_request"),
+        ("lean.declaration.search", {"environment": "SAMPLE", "name_contains": "a", "result_limit": "many"}, "invalid_request"),
         ("lean.declaration.search", {"environment": "SAMPLE", "name_contains": "a", "colour": "red"}, "invalid_request"),
         ("lean.declaration.search", {"name_contains": "a"}, "invalid_request"),
         ("lean.declaration.search", {"environment": "MATHLIB", "name_contains": "a"}, "unknown_environment"),
@@ -142,8 +139,8 @@ async def exercise(client: Client, root: Path) -> None:
         ("lean.declaration.search", {"environment": "SAMPLE", "text": "of the"}, "invalid_request"),
         ("lean.declaration.search", {"environment": "SAMPLE", "name_contains": "a", "order": "best"}, "invalid_request"),
         ("lean.declaration.inspect", {"environment": "SAMPLE", "declaration_name": "Nat.add_com"}, "not_found"),
-        ("lean_declaration_inspect", {"environment": "SAMPLE"}, "invalid_request"),
-        ("lean_declaration_inspect", {"environment": "SAMPLE", "declaration_name": ""}, "invalid_request"),
+        ("lean.declaration.inspect", {"environment": "SAMPLE"}, "invalid_request"),
+        ("lean.declaration.inspect", {"environment": "SAMPLE", "declaration_name": ""}, "invalid_request"),
     ]
     for name, arguments, code in refusals:
         result = await call(client, name, arguments, schemas)
@@ -175,7 +172,7 @@ def test_stdio_stdout_carries_only_protocol_frames(sample_root: Path) -> None:
          "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "lean_declaration_inspect", "arguments": {"environment": "SAMPLE", "declaration_name": "Nope"}}},
+         "params": {"name": "lean.declaration.inspect", "arguments": {"environment": "SAMPLE", "declaration_name": "Nope"}}},
     ]
     process = subprocess.Popen(
         [sys.executable, "-m", "leanindex", "mcp", "--root", str(sample_root)],
@@ -225,7 +222,7 @@ def test_streamable_http_needs_the_token_when_set(sample_root: Path) -> None:
         async def main() -> None:
             async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}, timeout=30) as http:
                 async with Client(streamable_http_client(f"{url}/mcp", http_client=http), cache=None) as client:
-                    result = await client.call_tool("lean_declaration_inspect", {"environment": "SAMPLE", "declaration_name": "Nat.succ"})
+                    result = await client.call_tool("lean.declaration.inspect", {"environment": "SAMPLE", "declaration_name": "Nat.succ"})
                     assert not result.is_error
                     assert result.structured_content["name"] == "Nat.succ"
 
@@ -252,7 +249,7 @@ def test_timeout_and_busy_are_tool_errors(sample_root: Path) -> None:
                 validate(late.structured_content, ERROR_SCHEMA)
                 assert late.structured_content["error"]["code"] == "timeout"
                 # Both slots are still held by running work: refused at once.
-                busy = await client.call_tool("lean_declaration_inspect", {"environment": "SAMPLE", "declaration_name": "Nat.succ"})
+                busy = await client.call_tool("lean.declaration.inspect", {"environment": "SAMPLE", "declaration_name": "Nat.succ"})
                 assert busy.is_error
                 validate(busy.structured_content, ERROR_SCHEMA)
                 assert busy.structured_content["error"]["code"] == "busy"
@@ -264,21 +261,31 @@ def test_timeout_and_busy_are_tool_errors(sample_root: Path) -> None:
     engine.close()
 
 
+QUERY_TOOLS = ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"]
+
+
 @pytest.mark.parametrize(
     ("naming", "names"),
     [
-        ("dotted", ["lean.declaration.search", "lean.declaration.inspect", "lean.environments", "lean.catalog.diff"]),
-        ("underscore", ["lean_declaration_search", "lean_declaration_inspect", "lean_environments", "lean_catalog_diff"]),
+        ("dotted", QUERY_TOOLS),
+        ("underscore", [name.replace(".", "_") for name in QUERY_TOOLS]),
+        ("both", [spelling for name in QUERY_TOOLS for spelling in (name, name.replace(".", "_"))]),
     ],
 )
-def test_tool_names_option_lists_one_spelling(sample_root: Path, naming: str, names: list[str]) -> None:
+def test_tool_names_option_lists_the_spellings_asked_for(sample_root: Path, naming: str, names: list[str]) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "leanindex", "mcp", "--root", str(sample_root), "--tool-names", naming])
 
     async def main() -> None:
         async with Client(params, cache=None) as client:
-            assert [t.name for t in (await client.list_tools()).tools] == names
-            other = names[0].replace(".", "_") if naming == "dotted" else "lean.declaration.search"
-            with pytest.raises(Exception, match="unknown tool"):
-                await client.call_tool(other, {"environment": "SAMPLE", "name_contains": "add"})
+            listed = (await client.list_tools()).tools
+            assert [t.name for t in listed if tool_named(t.name).name in QUERY_TOOLS] == names
+            # Every spelling listed answers, with the same output schema; another is unknown.
+            for name in names[:2]:
+                result = await client.call_tool(name, {"environment": "SAMPLE", "name_contains": "add"} if "search" in name else {"environment": "SAMPLE", "declaration_name": "Nat.succ"})
+                assert not result.is_error, result.content
+            if naming != "both":
+                other = names[0].replace(".", "_") if naming == "dotted" else "lean.declaration.search"
+                with pytest.raises(Exception, match="unknown tool"):
+                    await client.call_tool(other, {"environment": "SAMPLE", "name_contains": "add"})
 
     anyio.run(main)

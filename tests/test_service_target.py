@@ -43,7 +43,7 @@ def served(tmp_path: Path):
     project, repl, _control = make_layout(tmp_path, transcripts=TRANSCRIPTS)
     config = CheckerConfig.for_profile(root, "TEST", project_dir=project, repl_dir=repl, lake_path=STANDIN / "lake")
     engine = Engine(root)
-    with live_server(create_app(engine, ServiceConfig(), Checker(config))) as url:
+    with live_server(create_app(engine, ServiceConfig(tool_names="both"), Checker(config))) as url:
         yield url
     engine.close()
     assert standin_processes() == []

@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -39,14 +39,25 @@ from .checker.models import (
 )
 from .engine.diff import DeclarationDiff
 from .errors import ErrorCode, LeanIndexError
-from .models import EnvironmentsResponse, ErrorResponse, InspectResponse, SearchResponse, StopReason, TypePattern
+from .models import (
+    EnvironmentsResponse,
+    ErrorResponse,
+    ExistsResponse,
+    InspectManyResponse,
+    InspectResponse,
+    SearchResponse,
+    StopReason,
+    TypePattern,
+)
 from .tools import (
     AUDIT,
     CHECK,
     CHECK_BATCH,
     DIFF,
     ENVIRONMENTS,
+    EXISTS,
     INSPECT,
+    INSPECT_MANY,
     PROOF_CLOSE,
     PROOF_STATE,
     PROOF_STEP,
@@ -153,11 +164,30 @@ class _LocalBackend:
         self.engine.close()
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _answers(tool: str) -> Callable[[F], F]:
+    """Mark a method written below as the `Client` method of `tool` (`__tool__`), so a spec's
+    `client_method` naming any other method is caught (`add_tool_methods`)."""
+
+    def mark(method: F) -> F:
+        method.__tool__ = tool  # type: ignore[attr-defined]  # a plain attribute on a function
+        return method
+
+    return mark
+
+
 def _validated(model: type[BaseModel], **fields: Any) -> Any:
     try:
         return model.model_validate(fields)
     except ValidationError as error:
-        raise invalid_request(error.errors()) from None
+        raise invalid_request(error.errors(), model=model) from None  # an unknown keyword gets its close names
+
+
+def _names(names: str | Iterable[str]) -> list[str]:
+    """The names of a batch look-up as a list: one plain string is one name, not its letters."""
+    return [names] if isinstance(names, str) else list(names)
 
 
 class Client:
@@ -202,10 +232,12 @@ class Client:
         spec = tool_named(tool)
         return self._backend.call(spec, _validated(spec.request_model, **fields))
 
+    @_answers(ENVIRONMENTS)
     def environments(self) -> EnvironmentsResponse:
         """Every served profile with its identity, imports, counts and verification state."""
         return self.call(ENVIRONMENTS)
 
+    @_answers(SEARCH)
     def search(self, environment: str, name_contains: str | Sequence[str] | None = None, **filters: Any) -> SearchResponse:
         """One page of a bounded search. `name_contains` is one substring or several (all must
         occur). `filters` are the other fields of `leanindex.models.SearchRequest` by name
@@ -239,6 +271,7 @@ class Client:
                 return
             after = page.next_cursor
 
+    @_answers(DIFF)
     def diff(
         self, older: str, newer: str, categories: str | Sequence[str] = (), *, limit: int = 100, after: str | None = None
     ) -> DeclarationDiff:
@@ -256,6 +289,7 @@ class Client:
         listed = [categories] if isinstance(categories, str) else list(categories)
         return self.call(DIFF, older=older, newer=newer, categories=listed, limit=limit, after=after)
 
+    @_answers(INSPECT)
     def inspect(self, environment: str, declaration_name: str) -> InspectResponse:
         """Everything the catalog holds about one declaration, by exact full name.
 
@@ -263,6 +297,31 @@ class Client:
         """
         return self.call(INSPECT, environment=environment, declaration_name=declaration_name)
 
+    @_answers(INSPECT_MANY)
+    def inspect_many(self, environment: str, names: str | Iterable[str]) -> InspectManyResponse:
+        """`inspect` of 1-100 names in one call (`lean.declaration.inspect_many`; one name may be
+        given as a plain string): one result per name in the order given, each the declaration
+        (`response`) or the error `inspect` would raise for it (`error`: `not_found`,
+        `missing_module`, `invalid_request`) with the catalog's `closest` names.
+
+        Raises `LeanIndexError`: `invalid_request` for the call (no names, more than 100, a name
+        over 1024 characters; checked here before anything is sent), and as `search`; a name's
+        own error is its result's, never raised.
+        """
+        return self.call(INSPECT_MANY, environment=environment, names=_names(names))
+
+    @_answers(EXISTS)
+    def exists(self, environment: str, names: str | Iterable[str]) -> ExistsResponse:
+        """Whether 1-100 names are declarations (`lean.declaration.exists`; one name may be given
+        as a plain string), e.g. `client.exists("CORE", ["Nat.add_comm", "Nat.add_comm'"])`: per
+        name in the order given, `exists`, `kind` and `module`, or `error_code` and `closest`;
+        read from the catalog's name index, for verifying citations.
+
+        Raises `LeanIndexError` as `inspect_many`.
+        """
+        return self.call(EXISTS, environment=environment, names=_names(names))
+
+    @_answers(CHECK)
     def check(self, environment: str, code: str, *, reference: Any = None, timeout_s: float | None = None) -> CheckResponse:
         """Lean's verdict on the complete file `code` (`lean.check`). `reference` pins
         statements (a `leanindex.checker.models.Reference` or its dict: `theorems` [{name,
@@ -274,6 +333,7 @@ class Client:
         """
         return self.call(CHECK, environment=environment, code=code, reference=reference, timeout_s=timeout_s)
 
+    @_answers(CHECK_BATCH)
     def check_batch(self, items: Iterable[ItemLike]) -> BatchCheckResponse:
         """Lean's verdicts on 1-256 files at once (`lean.check.batch`): `items` are
         `leanindex.checker.models.BatchItem`s or `(id, CheckRequest)` pairs, ids unique. One
@@ -304,12 +364,14 @@ class Client:
             for result in self.check_batch(chunk).results:
                 yield result.id, outcome_of(result)
 
+    @_answers(AUDIT)
     def audit(self, environment: str, code: str, *, timeout_s: float | None = None) -> AuditResponse:
         """Every declaration the file `code` adds with its axioms and `sorry` use, and a verdict
         that is never `accepted` unless all of them were audited and there is one at least
         (`lean.audit`). Over HTTP only. Raises `LeanIndexError` as `check_target`."""
         return self.call(AUDIT, environment=environment, code=code, timeout_s=timeout_s)
 
+    @_answers(TARGET)
     def check_target(
         self,
         environment: str,
@@ -337,6 +399,7 @@ class Client:
             timeout_s=timeout_s, reference=reference,
         )
 
+    @_answers(PROOF_STATE)
     def proof_state(
         self, environment: str, code: str, position: dict[str, int] | None = None, *, session: str = "default", timeout_s: float | None = None
     ) -> ProofStateResponse:
@@ -347,6 +410,7 @@ class Client:
         """
         return self.call(PROOF_STATE, environment=environment, code=code, position=position, session=session, timeout_s=timeout_s)
 
+    @_answers(PROOF_STEP)
     def proof_step(
         self, environment: str, state_id: str, tactic: str, *, session: str = "default", timeout_s: float | None = None
     ) -> ProofStepResponse:
@@ -355,10 +419,12 @@ class Client:
         `check_target`."""
         return self.call(PROOF_STEP, environment=environment, state_id=state_id, tactic=tactic, session=session, timeout_s=timeout_s)
 
+    @_answers(PROOF_CLOSE)
     def proof_close(self, environment: str, state_id: str, *, session: str = "default") -> ProofCloseResponse:
         """Release an open state (`lean.proof.close`). Raises `unknown_proof_state`."""
         return self.call(PROOF_CLOSE, environment=environment, state_id=state_id, session=session)
 
+    @_answers(PROOF_STEPS)
     def proof_steps(
         self, environment: str, code: str, theorem: str | None = None, *, include_theorems: bool = False, tree: bool = False,
         timeout_s: float | None = None,
@@ -402,16 +468,24 @@ def _tool_method(spec: ToolSpec) -> Any:
         for name, field in spec.request_model.model_fields.items()
     ]
     method.__name__ = method.__qualname__ = spec.client_method
+    method.__tool__ = spec.name  # type: ignore[attr-defined]  # as `_answers` marks written ones
     method.__doc__ = f"`{spec.name}`: {spec.title}.\n\n{spec.description}\n\nRaises `LeanIndexError` as `Client.call`."
+    # `inspect.signature` reads `__signature__`, which function objects accept but are not typed with.
     method.__signature__ = inspect.Signature(parameters, return_annotation=spec.response_model)  # type: ignore[attr-defined]
     return method
 
 
 def add_tool_methods() -> None:
-    """Give `Client` a method for every tool of `TOOLS` that has none written above."""
+    """Give `Client` a method for every tool of `TOOLS` that has none written above (each
+    method answering a tool carries its name in `__tool__`). Raises `RuntimeError` when a
+    spec's `client_method` names a method that answers something else (`close`, `call`,
+    another tool's): that tool would silently have no method."""
     for spec in TOOLS:
-        if spec.client_method not in Client.__dict__:
+        written = Client.__dict__.get(spec.client_method)
+        if written is None:
             setattr(Client, spec.client_method, _tool_method(spec))
+        elif getattr(written, "__tool__", None) != spec.name:
+            raise RuntimeError(f"tool {spec.name}: Client.{spec.client_method} answers {getattr(written, '__tool__', 'no tool')}")
 
 
 add_tool_methods()

@@ -17,8 +17,11 @@ mathematician with the embedded core catalog and no Lean is fine.
 Checks, in order: the Python version and every dependency of the `leanindex` distribution
 (installed version against its requirement); elan, whether the pinned toolchain is installed;
 `lake` and `lean` and the Lean version they report against the pinned toolchain; the LeanIndex
-source checkout and its built extractor; each profile (pinned ones and any with a manifest
-under the root) and whether its catalog verifies against its manifest.
+source checkout and its built extractor; each profile the user has (a manifest or catalog under
+the root) and whether its catalog verifies against its manifest, or, with none, the ways to get
+one. Profiles the user never built are not reported missing (`leanindex profile list` lists the
+pinned ones). Every fix is a command that runs as printed: a pack's pull URL is given only when
+the installed distribution names its GitHub repository (`published_repository`).
 
 Nothing here installs or downloads anything: elan downloads a missing toolchain whenever `lake`
 or `lean` is run in a project pinned to it, so their versions are only asked for once the
@@ -88,24 +91,25 @@ def use_state(use: Use, checks: list[Check]) -> UseState:
     """The state of `use` from its checks (checking also counts the `lake` and `lean` checks).
 
     `ready`: every check of the use passes, and for search at least one catalog verifies.
-    `not set up`: none of the use's own pieces is there (search: no catalog at all, a catalog
-    that fails is broken; indexing: no elan, lake, lean or extractor; checking: no REPL given).
+    `not set up`: the use's own piece is not there (search: no catalog at all, a catalog that
+    fails is broken; indexing: no built extractor, whatever Lean tools other projects put on
+    PATH; checking: no REPL given).
     `broken`: otherwise.
     """
     own = [c for c in checks if c.use == use]
     if use == "checking":
         own += [c for c in checks if c.name in ("lake", "lean")]
     failing = [c.name for c in own if c.status != "ok"]
-    profiles = [c for c in own if c.name.startswith("profile ")]
+    profiles = [c for c in own if c.name.startswith("profile")]
     if use == "search":
-        installed = all(c.status == "ok" for c in own if not c.name.startswith("profile "))
+        installed = all(c.status == "ok" for c in own if not c.name.startswith("profile"))
         if installed and any(c.status == "ok" for c in profiles) and all(c.status in ("ok", "missing") for c in profiles):
             return UseState(use=use, state="ready", failing=[c.name for c in profiles if c.status != "ok"])
         absent = installed and all(c.status == "missing" for c in profiles)
     elif use == "checking":
         absent = all(c.status == "missing" for c in own if c.use == "checking")
     else:
-        absent = all(c.status == "missing" and (c.name == "extractor" or c.detail.endswith("not on PATH")) for c in own)
+        absent = any(c.name == "extractor" and c.status == "missing" for c in own)
     if not failing:
         return UseState(use=use, state="ready", failing=[])
     return UseState(use=use, state="not set up" if absent else "broken", failing=failing)
@@ -217,24 +221,47 @@ def _build_command(profile: str) -> str:
     return f"leanindex catalog build --profile {profile}"
 
 
+def published_repository() -> str | None:
+    """`owner/name` of the GitHub repository the installed distribution names in its metadata
+    (a `Project-URL` or `Home-page` on github.com), whose releases publish the catalog packs;
+    None when it names none (e.g. a checkout without project URLs)."""
+    try:
+        meta = metadata.metadata("leanindex")
+    except metadata.PackageNotFoundError:
+        return None
+    for url in [*(entry.split(",", 1)[-1] for entry in meta.get_all("Project-URL") or []), *(meta.get_all("Home-page") or [])]:
+        found = re.match(r"\s*https://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$", url)
+        if found:
+            return found.group(1)
+    return None
+
+
 def catalog_fixes(profile: str, root_flag: str) -> str:
     """The ways to get `profile`'s catalog, cheapest first: the embedded import (no download,
-    for the embedded profile), pulling a published pack (no Lean), building it (Lean)."""
+    for the embedded profile), pulling a published pack (no Lean; only when the repository that
+    publishes them is known), building it (Lean)."""
     ways = []
     if profile == EMBEDDED_PROFILE:
         ways.append(f"leanindex demo{root_flag}  (imports the Lean core v4.33.0 catalog shipped with leanindex)")
-    ways.append(f"leanindex catalog pull {release_url('OWNER/REPO', profile)}{root_flag}  (a published pack; no Lean)")
+    repository = published_repository()
+    if repository is not None:
+        ways.append(f"leanindex catalog pull {release_url(repository, profile)}{root_flag}  (a published pack; no Lean)")
     if profile != EMBEDDED_PROFILE:
         ways.append(_build_command(profile) + root_flag + "  (with Lean)")
     return " | ".join(ways)
 
 
 def profile_checks(root: Path) -> list[Check]:
-    """One check per profile (pinned, the embedded one, and any with a manifest under `root`):
-    the catalog verifies against its manifest, or what is wrong and the ways to get it."""
+    """One check per profile under `root` (a manifest or a catalog there): the catalog verifies
+    against its manifest, or what is wrong and the ways to get it again. With no profile at all,
+    one `profiles` check, missing, whose fix gets the shipped core catalog."""
     checks = []
     root_flag = "" if root.resolve() == default_root().resolve() else f" --root {root.resolve()}"
-    for profile in sorted(set(load_profiles()) | {EMBEDDED_PROFILE} | set(discover_profiles(root))):
+    found = sorted(discover_profiles(root)) if root.is_dir() else []
+    if not found:
+        return [Check(use="search", name="profiles", status="missing", detail="no catalog under the root yet",
+                      fix=catalog_fixes(EMBEDDED_PROFILE, root_flag) + "; other profiles: leanindex profile list")]
+    for profile in found:
         paths = CatalogPaths.of(root, profile)
         name = f"profile {profile}"
         if not paths.manifest.is_file() and not paths.served_manifest.is_file():

@@ -40,6 +40,7 @@ class ErrorCode(StrEnum):
     FORBIDDEN_COMMAND = "forbidden_command"
     HOST_NOT_ALLOWED = "host_not_allowed"
     MISSING_MODULE = "missing_module"
+    LEAN_NOT_INSTALLED = "lean_not_installed"
 
 
 #: HTTP status per code, used by the HTTP adapter.
@@ -67,6 +68,8 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.HOST_NOT_ALLOWED: 421,
     # The name is known (signatures link it), its module's declarations are not in the catalog.
     ErrorCode.MISSING_MODULE: 404,
+    # Checking needs Lean (`lake`) where the checker runs; the server is up, that part is not.
+    ErrorCode.LEAN_NOT_INSTALLED: 503,
 }
 
 class Outcome(StrEnum):
@@ -89,7 +92,8 @@ class Outcome(StrEnum):
 #: that no other outcome takes them. `INCOMPLETE`/`REJECTED`: `leanindex check` verdicts;
 #: `DRIFTED`: `catalog diff` and `api export --check` found a difference; `NOT_READY`: `doctor`
 #: found a missing piece; `ITEM_ERRORS`: `check-batch` answered every request, some with a
-#: tool error (timeout, busy, backend_error, ...) instead of a verdict.
+#: tool error (timeout, busy, backend_error, ...) instead of a verdict, or `exists` (and
+#: `inspect` of several names) answered every name, some not found.
 OUTCOME_EXIT: dict[Outcome, int] = {
     Outcome.OK: 0,
     Outcome.CRASH: 1,
@@ -125,6 +129,7 @@ EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.FORBIDDEN_COMMAND: 3,
     ErrorCode.HOST_NOT_ALLOWED: 3,
     ErrorCode.MISSING_MODULE: 20,
+    ErrorCode.LEAN_NOT_INSTALLED: 21,
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from copy import copy
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, StringConstraints, create_model, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -25,7 +25,9 @@ from .identity import (  # noqa: F401  (re-exported: part of the public models)
     display_profile,
     normalize_profile,
 )
+from .names import NameSyntaxError, format_name, parse_name
 from .records import FLAG_FIELDS, SEARCH_RESULT_FIELDS, DeclarationRecord, Kind, SourceRange, record_fields
+from .validation import unknown_name_error
 
 #: What `names.parse_name` reads (the engine refuses any other name with `invalid_request`), as
 #: a JSON Schema pattern: dot-separated components, each `«...»` (no `»` inside), a number
@@ -42,10 +44,15 @@ DeclarationName = Annotated[
         json_schema_extra={"pattern": NAME_PATTERN},
     ),
 ]
+#: A module name's components are text, never numbers (the same grammar otherwise).
+_TEXT_COMPONENT = r"(?:«[^»]*»|[0-9]*[^.«»0-9][^.«»]*)"
+MODULE_PATTERN = rf"^{_TEXT_COMPONENT}(?:\.{_TEXT_COMPONENT})*$"
+
 ModuleName = Annotated[
     str,
     StringConstraints(min_length=1, max_length=1024),
-    Field(description="A module name, e.g. `Mathlib.Analysis`."),
+    # In the schema only: `SearchRequest` checks it with `names.parse_name`, naming the fault.
+    Field(description="A module name, e.g. `Mathlib.Analysis`.", json_schema_extra={"pattern": MODULE_PATTERN}),
 ]
 
 
@@ -285,6 +292,25 @@ class SearchRequest(Frozen):
             raise ValueError("name_contains must not contain NUL")
         return v
 
+    @field_validator("module_prefixes")
+    @classmethod
+    def _module_names(cls, v: list[str] | None) -> list[str] | None:
+        """Each prefix is a module name (`names.parse_name`, text components) and is kept in
+        Lean's printing (`«Std».Data` is `Std.Data`), so a mistyped prefix (`Std.Data.`) is an
+        error rather than a scope that holds nothing."""
+        if v is None:
+            return v
+        canonical = []
+        for prefix in v:
+            try:
+                components = parse_name(prefix)
+            except NameSyntaxError as error:
+                raise ValueError(f"{prefix!r} is not a module name: {error}") from None
+            if not all(isinstance(c, str) for c in components):
+                raise ValueError(f"{prefix!r} is not a module name: a component is numeric")
+            canonical.append(format_name(components))
+        return canonical
+
     def ranked(self) -> bool:
         """True when the answer is in relevance order: asked for, or `text` given without an order."""
         return self.order == "relevance" or (self.order is None and self.text is not None)
@@ -323,6 +349,20 @@ QUERY_PARAMETER_HELP: dict[str, str] = {
 }
 
 
+
+
+def search_query_names() -> dict[str, str]:
+    """The query parameters of `GET /v1/declarations/search` as `validation.close_names`
+    spellings: each parameter's name to itself (every `SearchRequest` field but those
+    `QUERY_PARAMETERS` fill, then those parameters), and each filled field path
+    (`type_pattern.constants`, `flags`) to the parameter that fills it."""
+    spelled = {path[0] for path in QUERY_PARAMETERS.values()}
+    names = {name: name for name in SearchRequest.model_fields if name not in spelled}
+    names.update({key: key for key in QUERY_PARAMETERS})
+    names.update({".".join(path): key for key, path in QUERY_PARAMETERS.items()})
+    return names
+
+
 _CANONICAL_INT = re.compile(r"0|[1-9][0-9]{0,17}")
 
 
@@ -348,8 +388,9 @@ def search_request_from_query(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     list field repeats its parameter; `constant` fills `type_pattern.constants`, `flag` gives
     `flags` as `KEY`/`KEY=false`), as the JSON values they spell (`query_value`: canonical
     digits for integers, `true`/`false` for booleans). Raises `LeanIndexError(invalid_request)`
-    for an unknown parameter, a repeated single-valued one, a malformed flag or a value of
-    another spelling; values are validated by `SearchRequest` afterwards
+    for an unknown parameter (with its close names, `search_query_names`: `limit` gets
+    `result_limit`), a repeated single-valued one, a malformed flag or a value of another
+    spelling; values are validated by `SearchRequest` afterwards
     (`validation.parse_request`, strictly, as a JSON body is)."""
     values: dict[str, list[str]] = {}
     for key, value in pairs:
@@ -368,7 +409,7 @@ def search_request_from_query(pairs: list[tuple[str, str]]) -> dict[str, Any]:
                 fields.setdefault(path[0], {})[path[1]] = given
             continue
         if key not in SearchRequest.model_fields or key in {"type_pattern", "flags"}:
-            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"unknown query parameter {key!r}", {"field": key})
+            raise unknown_name_error("query parameter", key, search_query_names())
         options = schema[key].get("anyOf", [schema[key]])
         types = [o.get("type") for o in options]
         if "array" in types and (len(given) > 1 or "string" not in types):
@@ -515,11 +556,12 @@ class SearchResponse(EnvironmentIdentity):
         """The results as a `pandas.DataFrame`, with the completeness signal and environment in
         `DataFrame.attrs` (`stop_reason`, `completeness`, `total_matches`, `hidden_matches`,
         `next_cursor`, `environment`, `environment_digest`). Needs pandas
-        (`pip install 'leanindex[pandas]'`); raises `ImportError` saying so otherwise."""
+        (`pip install pandas`, which works however leanindex was installed; the `leanindex[pandas]`
+        extra only from an index); raises `ImportError` saying so otherwise."""
         try:
             import pandas  # noqa: F401  (pyarrow's conversion needs it)
         except ImportError as error:
-            raise ImportError("to_pandas() needs pandas: pip install 'leanindex[pandas]'") from error
+            raise ImportError("to_pandas() needs pandas: pip install 'pandas>=2.2' (in the environment leanindex runs in)") from error
         frame = self.to_arrow().to_pandas()
         frame.attrs.update(
             self.model_dump(
@@ -699,3 +741,127 @@ class EnvironmentsResponse(Frozen):
     """Every profile found under the served root."""
 
     environments: list[EnvironmentSummary] = Field(description="One entry per profile.")
+
+
+#: Most names one batch look-up takes (`lean.declaration.inspect_many`, `lean.declaration.exists`).
+MAX_LOOKUP_NAMES = 100
+
+#: A name of a batch look-up: any string up to 1024 characters, so that one that is no Lean name
+#: is answered `invalid_request` in its own entry instead of refusing the whole batch.
+LookupName = Annotated[
+    str,
+    StringConstraints(max_length=1024),
+    Field(description="A full Lean name as Lean prints it, e.g. `Nat.add_comm`; a string that is no name is answered invalid_request in its entry."),
+]
+LookupNames = Annotated[
+    list[LookupName],
+    Field(
+        min_length=1,
+        max_length=MAX_LOOKUP_NAMES,
+        description=f"1-{MAX_LOOKUP_NAMES} declaration names, answered in this order (repeats answered each time).",
+    ),
+]
+#: The per-name refusals of a batch look-up, the codes a single inspect would raise for that name.
+LookupErrorCode = Literal["not_found", "missing_module", "not_recorded", "invalid_request"]
+#: The keys of a batch look-up's `counts`: `found`, then each `LookupErrorCode`.
+LOOKUP_COUNT_KEYS: tuple[str, ...] = ("found", *get_args(LookupErrorCode))
+_CLOSEST = (
+    "Up to 8 visible names of the catalog close to it, best first (names it is a trailing part of, then those whose last "
+    "component is a few edits away); empty when found."
+)
+
+
+class InspectManyRequest(Frozen):
+    """Several exact look-ups in one call (`lean.declaration.inspect_many`, `POST
+    /v1/declarations/inspect_many`)."""
+
+    environment: ProfileId
+    names: LookupNames
+
+
+class InspectManyResult(Frozen):
+    """The answer for one name of a batch inspect: exactly one of `response` (what
+    `lean.declaration.inspect` answers for it) and `error` (the error it raises for it:
+    `not_found`, `missing_module` or `invalid_request`; a `not_found`'s `suggestions` are the
+    batch's `closest`), and the catalog's closest names when it was not found."""
+
+    name: str = Field(description="The name as asked.")
+    response: InspectResponse | None = Field(default=None, description="The declaration, as lean.declaration.inspect answers it; null on an error.")
+    error: ErrorBody | None = Field(default=None, description="The error lean.declaration.inspect raises for this name; null when found.")
+    closest: list[str] = Field(default_factory=list, description=_CLOSEST)
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> InspectManyResult:
+        if (self.response is None) == (self.error is None):
+            raise ValueError("a look-up result holds exactly one of `response` and `error`")
+        return self
+
+
+class LookupSummary(EnvironmentIdentity):
+    """What every batch look-up answer carries beside its results: the environment identity,
+    counts, and whether a name answered `not_found` can still be a declaration of a module the
+    catalog lacks (`completeness` `PARTIAL`, the modules in `missing_modules`)."""
+
+    counts: dict[str, int] = Field(description="Names per answer: found, not_found, missing_module, invalid_request.")
+    completeness: Completeness = Field(
+        description="PARTIAL when some name is not_found while the catalog lacks modules (missing_modules) that could declare it; "
+        "COMPLETE otherwise."
+    )
+    missing_modules: list[str] = Field(
+        default_factory=list,
+        description="Modules the catalog imports or links but holds no declaration of (all of them): a not_found name can be one of theirs.",
+    )
+
+
+class InspectManyResponse(LookupSummary):
+    """One `InspectManyResult` per name asked, in the order asked; a name's own error never
+    fails the batch (an unknown environment or an unavailable catalog fails the call)."""
+
+    results: list[InspectManyResult] = Field(description="One per name, in the order asked.")
+
+
+class ExistsRequest(Frozen):
+    """Whether declarations exist, compactly (`lean.declaration.exists`, `POST
+    /v1/declarations/exists`): for verifying names before citing them."""
+
+    environment: ProfileId
+    names: LookupNames
+
+
+class ExistsResult(Frozen):
+    """Whether one name is a declaration of the catalog (looked up as `lean.declaration.inspect`
+    does: as given, then in Lean's canonical printing), with its kind and module when it is."""
+
+    name: str = Field(description="The name as asked.")
+    exists: bool = Field(description="true: the catalog holds a declaration of this name (private and internal ones included).")
+    kind: Kind | None = Field(description="Its kernel kind; null when it does not exist.")
+    module: str | None = Field(
+        description="Its module; for missing_module, the module the catalog lacks that declares it; null otherwise."
+    )
+    closest: list[str] = Field(default_factory=list, description=_CLOSEST)
+    error_code: LookupErrorCode | None = Field(
+        default=None,
+        description="Why not: not_found, missing_module (a declaration of a module the catalog lacks), not_recorded (a "
+        "constant the catalog's types mention that its source leaves out, e.g. a recursor) or invalid_request (not a Lean "
+        "name); null when it exists.",
+    )
+
+
+class ExistsResponse(LookupSummary):
+    """One `ExistsResult` per name asked, in the order asked, read from the catalog's name
+    index (no record is read); a name's own error never fails the batch."""
+
+    results: list[ExistsResult] = Field(description="One per name, in the order asked.")
+
+
+def lookup_caveat(response: LookupSummary) -> str | None:
+    """What a `PARTIAL` batch look-up cannot vouch for, as one sentence for people (every
+    surface shows it); None when `COMPLETE`."""
+    if response.completeness is Completeness.COMPLETE:
+        return None
+    missing = response.missing_modules
+    more = f" and {len(missing) - MODULES_SHOWN} more" if len(missing) > MODULES_SHOWN else ""
+    return (
+        f"not complete: this catalog lacks {len(missing)} module(s) it imports or links, so a name answered not_found "
+        f"may be a declaration of one of them: {', '.join(missing[:MODULES_SHOWN])}{more}"
+    )

@@ -28,7 +28,20 @@ from .checker.models import (
 )
 from .engine.diff import DeclarationDiff
 from .errors import LeanIndexError
-from .models import Assurance, EnvironmentsResponse, InspectResponse, SearchResponse, hidden_text, inspect_caveat, inspect_details, search_caveats
+from .models import (
+    Assurance,
+    EnvironmentsResponse,
+    ExistsResponse,
+    InspectManyResponse,
+    InspectResponse,
+    LookupSummary,
+    SearchResponse,
+    hidden_text,
+    inspect_caveat,
+    inspect_details,
+    lookup_caveat,
+    search_caveats,
+)
 
 
 def render_environments(response: EnvironmentsResponse) -> str:
@@ -302,3 +315,45 @@ def render_error(error: LeanIndexError) -> str:
     if error.details:
         text += "\n" + json.dumps(error.details, ensure_ascii=False, separators=(",", ":"), default=str)
     return text
+
+
+def _lookup_head(response: LookupSummary) -> str:
+    """A batch look-up's first line: its counts, completeness and environment."""
+    counts = ", ".join(f"{value} {key}" for key, value in response.counts.items())
+    return f"{response.completeness.value}: {counts} ({_lean_line(response)})"
+
+
+def render_inspect_many(response: InspectManyResponse) -> str:
+    """The counts and completeness first, then per name in the order asked: its `render_inspect`
+    rendering, or `name: <code>: message` with the close names; entries apart by a blank line;
+    the caveat (`lookup_caveat`) last."""
+    blocks = [_lookup_head(response)]
+    for result in response.results:
+        if result.response is not None:
+            blocks.append(render_inspect(result.response))
+            continue
+        assert result.error is not None
+        close = f"\nclose names: {', '.join(result.closest)}" if result.closest else ""
+        blocks.append(f"{result.name}: {result.error.code}: {result.error.message}{close}")
+    caveat = lookup_caveat(response)
+    if caveat:
+        blocks.append(caveat)
+    return "\n\n".join(blocks)
+
+
+def render_exists(response: ExistsResponse) -> str:
+    """The counts and completeness first, then one line per name in the order asked: `name: yes
+    | kind | module`, or `name: no (code[, module]) | close names ...`; the caveat
+    (`lookup_caveat`) last."""
+    lines = [_lookup_head(response)]
+    for result in response.results:
+        if result.exists:
+            lines.append(f"{result.name}: yes | {result.kind.value if result.kind else '-'} | {result.module or '-'}")
+            continue
+        why = f"{result.error_code}, module {result.module}" if result.module else str(result.error_code)
+        close = f" | close names: {', '.join(result.closest)}" if result.closest else ""
+        lines.append(f"{result.name}: no ({why}){close}")
+    caveat = lookup_caveat(response)
+    if caveat:
+        lines.append(caveat)
+    return "\n".join(lines)

@@ -17,10 +17,9 @@ read it cheaply.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -46,8 +45,13 @@ from .checker.models import (
 from .engine.diff import DeclarationDiff, DiffRequest
 from .errors import ErrorCode, LeanIndexError
 from .models import (
+    MAX_LOOKUP_NAMES,
     EnvironmentsRequest,
     EnvironmentsResponse,
+    ExistsRequest,
+    ExistsResponse,
+    InspectManyRequest,
+    InspectManyResponse,
     InspectRequest,
     InspectResponse,
     SearchRequest,
@@ -59,7 +63,9 @@ from .render import (
     render_check_batch,
     render_diff,
     render_environments,
+    render_exists,
     render_inspect,
+    render_inspect_many,
     render_proof_close,
     render_proof_state,
     render_proof_step,
@@ -68,9 +74,11 @@ from .render import (
     render_target,
 )
 
-#: How tools are named over MCP (`--tool-names`): the dotted name, its underscore alias, or both.
-ToolNaming = Literal["dotted", "underscore", "both"]
-TOOL_NAMINGS: tuple[str, ...] = get_args(ToolNaming)
+# Re-exported: the naming is part of the tools' contract (`service.mcp`, the servers' settings).
+from .tool_naming import DEFAULT_TOOL_NAMING as DEFAULT_TOOL_NAMING
+from .tool_naming import TOOL_NAMINGS as TOOL_NAMINGS
+from .tool_naming import ToolNaming as ToolNaming
+from .validation import close_names, did_you_mean
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,8 +92,9 @@ class ToolSpec:
     `client_method` the `leanindex.Client` method (written there, or generated from this
     entry). `tag` is the OpenAPI tag and error list: `declarations` (catalog tools, answered by
     the engine) or `check` (answered by the checker: not enabled on a server without one).
-    `lists_output_schema` False leaves the output schema out of the MCP listing (the response
-    models are in `api/models.schema.json`).
+    `output_levels` is how many levels of nested objects its MCP output schema types below the
+    answer's own fields (deeper objects are typed `object`; `service.mcp.compact_output_schema`):
+    fewer levels keep a listing within its budget (`service.mcp.LISTING_BUDGET`, `ENTRY_BUDGETS`).
     """
 
     name: str
@@ -100,7 +109,7 @@ class ToolSpec:
     tag: Literal["declarations", "check"] = "declarations"
     read_only: bool = True
     idempotent: bool = True
-    lists_output_schema: bool = True
+    output_levels: int = 1
 
     @property
     def alias(self) -> str:
@@ -108,23 +117,20 @@ class ToolSpec:
         MCP clients refuse tool names with dots although the MCP specification allows them."""
         return self.name.replace(".", "_")
 
-    def names(self, naming: ToolNaming = "both") -> tuple[str, ...]:
+    def names(self, naming: ToolNaming = DEFAULT_TOOL_NAMING) -> tuple[str, ...]:
         """The names this tool is listed under: `dotted`, `underscore` (the alias) or `both`."""
         return {"dotted": (self.name,), "underscore": (self.alias,), "both": (self.name, self.alias)}[naming]
 
 
 SEARCH_DESCRIPTION = """\
-Bounded search of a Lean 4 environment's declarations (environment: see lean.environments).
-Filters, all must hold: name_contains, text (words of name/doc/type), type_pattern, instances_of,
-uses_constants, namespace_prefixes, kinds, module_prefixes, flags. order=relevance (default
-with text): best first, see match_reasons. total_matches is exact; pass next_cursor as after."""
+Find declarations of a Lean 4 environment (ids: lean.environments). Give one filter or more; all
+must hold; `text` ranks by relevance. Each result: name, kind, type, module, source_url, doc_url,
+match_reasons. total_matches is exact; next page: after=next_cursor."""
 
 INSPECT_DESCRIPTION = """\
-Everything the catalog holds about one declaration of a pinned Lean 4 environment, by exact full
-name (`Nat.add_comm`, `Foo.«bar baz»`): kind, elaborated type, namespace, module, source range,
-source_url and doc_url, docstring, universe parameters, type constants, flags, and the
-environment identity. A name that is not in the catalog is an error `not_found` with close known
-names."""
+Everything the catalog holds about one declaration, by exact full name (`Nat.add_comm`,
+`Foo.«bar baz»`): kind, type, module, source range and links, docstring, universe parameters,
+type constants, flags. An unknown name is the error `not_found` with the closest known names."""
 
 ENVIRONMENTS_DESCRIPTION = """\
 The Lean 4 environments this server answers for: each profile id (the `environment` of the
@@ -134,32 +140,26 @@ from (`source`) and which fields that source only approximates, and whether it v
 
 DIFF_DESCRIPTION = """\
 What changed between two served Lean environments (older, newer: see lean.environments), per
-declaration: first module_gaps (modules only one side holds, and the missing and host modules
-the manifests record; their declarations are counted there, not as added or removed), then
-counts of added, removed, retyped (printed type changed, with other constants or binder
-count), reprinted (printed type changed, same constants and binder count: maybe notation
-only), deprecated and renamed (old name kept as a deprecated alias of a new one), then a page
-of the changes. A count is
-null when the catalogs do not record it (not_recorded says why). Pass next_cursor as after."""
+declaration: module_gaps (modules only one side holds; their declarations are counted there, not
+as added or removed), counts of added, removed, retyped (type changed, with other constants or
+binder count), reprinted (type text changed only: maybe notation), deprecated and renamed, then a
+page of the changes. A null count is not recorded (not_recorded says why). Next page:
+after=next_cursor."""
 
 
 CHECK_DESCRIPTION = """\
-Check a complete Lean 4 file against a pinned environment (a profile such as CORE or MATHLIB)
-on a warm Lean REPL; the verdict is Lean's alone. `code` is the whole file: `import` lines that
-the profile covers (e.g. `import Mathlib.Tactic` under MATHLIB), then declarations. `verdict`:
-`accepted` (no error, no sorry, every new theorem uses only propext, Classical.choice and
-Quot.sound), `incomplete` (sorry or open goals), `rejected` (errors, non-standard axioms, or a
-command that could forge a verdict: `reasons` says which); otherwise `failure_class` (e.g.
-unknown_identifier, type_mismatch, syntax_error, unsolved_goals) and `hint` say what to try
-next. `diagnostics` carries every message with 1-based line and 0-based column (so #check/#print
-answers come back; an unknown name's error lists the catalog's closest names in `suggestions`), `sorries` their goals,
-`axioms` each theorem's axioms with the non-standard ones flagged. A tool failure (timeout, busy,
-dead REPL) is an error result, never a verdict. Identical code on the same environment is
-answered from a cache (`cached: true`). `reference` pins statements (statement fence): `theorems`
-[{name, statement}] (statement = what follows the name in `theorem name ... := `) and/or `file`
-(a Lean file of theorems); each must be declared by the file as a theorem whose type Lean finds
-identical to the reference's, else `rejected` with `statement_changed` (`fence` shows both
-signatures and the first differing subterm)."""
+Check a complete Lean 4 file against a pinned environment (a profile such as CORE or MATHLIB) on
+a warm Lean REPL; the verdict is Lean's alone. `code`: `import` lines the profile covers, then
+declarations. `verdict`: `accepted` (no error, no sorry, only the axioms propext,
+Classical.choice, Quot.sound), `incomplete` (sorry or open goals) or `rejected` (errors,
+other axioms, or a command that could forge a verdict; `reasons` says which); `failure_class`
+and `hint` say what to try next. `diagnostics` has every message (1-based line, 0-based column;
+an unknown name's lists the catalog's closest names in `suggestions`), `sorries` their goals,
+`axioms` each theorem's axioms. A tool failure (timeout, busy, dead REPL) is an error result,
+never a verdict; identical code is answered from a cache (`cached`). `reference` fences
+statements: `theorems` [{name, statement}] (what follows the name in `theorem name ... :=`)
+and/or `file`; each must be declared as a theorem of the same type, else `rejected` with
+`statement_changed` (`fence` shows both and the first difference)."""
 
 
 CHECK_BATCH_DESCRIPTION = f"""\
@@ -245,7 +245,23 @@ PROOF_STEP = "lean.proof.step"
 PROOF_CLOSE = "lean.proof.close"
 PROOF_STEPS = "lean.proof.steps"
 PROOF_TREE = "lean.proof.tree"
+INSPECT_MANY = "lean.declaration.inspect_many"
+EXISTS = "lean.declaration.exists"
 
+INSPECT_MANY_DESCRIPTION = f"""\
+lean.declaration.inspect for 1-{MAX_LOOKUP_NAMES} names in one call (`names`), answered in the
+order asked: each result holds `response` (the declaration, as lean.declaration.inspect answers
+it) or `error` (not_found, missing_module or invalid_request for that name) with `closest` known
+names. A name's error never fails the call. completeness PARTIAL: some name is not_found while
+the catalog lacks modules (missing_modules) that could declare it. To only verify names, use
+lean.declaration.exists."""
+
+EXISTS_DESCRIPTION = f"""\
+Check that 1-{MAX_LOOKUP_NAMES} declaration names exist before citing them (`names`, exact full
+names): per name, in the order asked, `exists`, `kind`, `module`, or `error_code` (not_found,
+missing_module: a declaration of a module the catalog lacks, invalid_request: not a Lean name)
+with `closest` known names. Fast: read from the name index. completeness PARTIAL: a not_found
+name may be a declaration of one of missing_modules."""
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -259,7 +275,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         render=render_search,
         answered_by="search",
         client_method="search",
-        lists_output_schema=False,
+        output_levels=0,
     ),
     ToolSpec(
         name=INSPECT,
@@ -271,7 +287,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         render=render_inspect,
         answered_by="inspect",
         client_method="inspect",
-        lists_output_schema=False,
     ),
     ToolSpec(
         name=ENVIRONMENTS,
@@ -283,7 +298,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         render=render_environments,
         answered_by="environments",
         client_method="environments",
-        lists_output_schema=False,
     ),
     ToolSpec(
         name=DIFF,
@@ -295,7 +309,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         render=render_diff,
         answered_by="diff",
         client_method="diff",
-        lists_output_schema=False,
     ),
     ToolSpec(
         name=CHECK,
@@ -411,6 +424,28 @@ TOOLS: tuple[ToolSpec, ...] = (
         client_method="proof_tree",
         tag="check",
     ),
+    ToolSpec(
+        name=INSPECT_MANY,
+        title="Inspect many Lean declarations",
+        description=INSPECT_MANY_DESCRIPTION,
+        http_route="POST /v1/declarations/inspect_many",
+        request_model=InspectManyRequest,
+        response_model=InspectManyResponse,
+        render=render_inspect_many,
+        answered_by="inspect_many",
+        client_method="inspect_many",
+    ),
+    ToolSpec(
+        name=EXISTS,
+        title="Check that Lean declarations exist",
+        description=EXISTS_DESCRIPTION,
+        http_route="POST /v1/declarations/exists",
+        request_model=ExistsRequest,
+        response_model=ExistsResponse,
+        render=render_exists,
+        answered_by="exists",
+        client_method="exists",
+    ),
 )
 """Every tool, in listing order."""
 
@@ -423,6 +458,6 @@ def tool_named(name: str) -> ToolSpec:
     for spec in TOOLS:
         if name in (spec.name, spec.alias):
             return spec
-    close = difflib.get_close_matches(name, [spec.name for spec in TOOLS], n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    close = close_names(name, {**{spec.alias: spec.name for spec in TOOLS}, **{spec.name: spec.name for spec in TOOLS}})
+    hint = f"; {did_you_mean(close)}" if close else ""
     raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"no tool {name!r}{hint}", {"field": "tool", "suggestions": close})

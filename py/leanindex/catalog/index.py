@@ -272,6 +272,20 @@ class SearchIndex:
         ending = _suffix_range(sa, text, needle + b"\x00", start, stop)[1]
         return Occurrences(ending - start, self.name_owner[sa[start:stop]], before[start:stop])
 
+    def position_of(self, name: str) -> int | None:
+        """The position of the declaration printed exactly `name`, or None: the suffix-array
+        range of the name between its two NULs (two binary searches, no record read). A name
+        with a NUL (which could span two names) or no UTF-8 form is no stored name."""
+        if not name or "\x00" in name:
+            return None
+        try:
+            needle = b"\x00" + name.encode() + b"\x00"
+        except UnicodeEncodeError:
+            return None
+        start, stop = _suffix_range(self.name_sa, self.names, needle, 0, len(self.name_sa))
+        # The suffix starts at the NUL before the name; the byte after it is the name's first.
+        return int(self.name_owner[int(self.name_sa[start]) + 1]) if stop > start else None
+
     def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
         """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value
         (`"value"`) mentions constant `constant_id`."""

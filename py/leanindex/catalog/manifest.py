@@ -20,12 +20,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..base import Frozen
 from ..errors import ErrorCode, LeanIndexError
 from ..identity import EnvironmentIdentity, display_profile
-from ..records import FLAG_FIELDS, Kind, LeanInfo
+from ..names import NameSyntaxError, format_name, parse_name
+from ..records import FLAG_FIELDS, DeclarationRecord, Kind, LeanInfo
 from ..storage import storage_failure
 from .files import regular_file_sha256
 from .layout import catalog_file_problem, manifest_label
@@ -73,6 +74,33 @@ def flag_fact(record_field: str) -> str:
     return f"flag:{record_field.removeprefix('is_')}"
 
 
+#: Every key an `absent_facts` list may hold.
+FACT_KEYS: frozenset[str] = frozenset(
+    [HIDDEN_FACT, *(kind_fact(kind) for kind in Kind), *(flag_fact(f) for f in FLAG_FIELDS if f.startswith("is_"))]
+)
+
+
+def _record_field(value: str) -> str:
+    if value not in DeclarationRecord.model_fields:
+        raise ValueError(f"{value!r} is not a field of a declaration record")
+    return value
+
+
+def _lean_name(value: str, module: bool = False) -> str:
+    """`value` if it is a Lean name in its canonical printing (`names.parse_name` then
+    `format_name` give it back: `/srv/x` is not, `«/srv/x»` is), with text components only for
+    a module name; `ValueError` otherwise (a manifest is read as hostile input)."""
+    try:
+        components = parse_name(value)
+    except NameSyntaxError as error:
+        raise ValueError(f"{value!r} is not a Lean name: {error}") from None
+    if format_name(components) != value:
+        raise ValueError(f"{value!r} is not a Lean name as Lean prints it ({format_name(components)!r})")
+    if module and not all(isinstance(c, str) for c in components):
+        raise ValueError(f"{value!r} is not a module name (a component is numeric)")
+    return value
+
+
 class BlindSpot(_Model):
     """A known blind spot of an approximate field: a notation the source prints without linking
     the constant it stands for, so a filter on that constant misses the declarations showing it.
@@ -83,6 +111,22 @@ class BlindSpot(_Model):
     constant: str = Field(description="The constant the notation stands for, e.g. `Finset.sum`.")
     signatures: int = Field(ge=0, description="Signatures in this catalog showing the notation.")
     linked: int = Field(ge=0, description="Of those, how many link `constant`.")
+
+    @field_validator("field")
+    @classmethod
+    def _field(cls, value: str) -> str:
+        return _record_field(value)
+
+    @field_validator("constant")
+    @classmethod
+    def _constant(cls, value: str) -> str:
+        return _lean_name(value)
+
+    @model_validator(mode="after")
+    def _counts(self) -> BlindSpot:
+        if self.linked > self.signatures:
+            raise ValueError(f"a blind spot links {self.linked} of {self.signatures} signatures")
+        return self
 
     @property
     def description(self) -> str:
@@ -106,6 +150,19 @@ class SourceInfo(_Model):
         "`kind:<kind>` (a kernel kind it never lists, e.g. `kind:recursor`), `flag:<flag>` (a flag it cannot know, "
         "e.g. `flag:deprecated`; the keys of the search `flags` filter). A question on one cannot be answered.",
     )
+    @field_validator("approximate_fields")
+    @classmethod
+    def _approximate(cls, value: list[str]) -> list[str]:
+        return [_record_field(name) for name in value]
+
+    @field_validator("absent_facts")
+    @classmethod
+    def _facts(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - FACT_KEYS)
+        if unknown:
+            raise ValueError(f"unknown absent fact {unknown[0]!r} (known: {', '.join(sorted(FACT_KEYS))})")
+        return value
+
     blind_spots: list[BlindSpot] = Field(
         default_factory=list,
         description="Known blind spots of the approximate fields (notations the source does not link), by field and constant.",
@@ -123,6 +180,21 @@ class MissingModule(_Model):
     )
     linking_declarations: int = Field(ge=0, description="Catalog declarations whose signatures link one of `linked_names`.")
 
+    @field_validator("module")
+    @classmethod
+    def _module(cls, value: str) -> str:
+        return _lean_name(value, module=True)
+
+    @field_validator("imported_by")
+    @classmethod
+    def _importers(cls, value: list[str]) -> list[str]:
+        return [_lean_name(name, module=True) for name in value]
+
+    @field_validator("linked_names")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        return [_lean_name(name) for name in value]
+
 
 class HostModule(_Model):
     """A module of the catalog outside the profile's packages: code of the project the source
@@ -130,6 +202,11 @@ class HostModule(_Model):
 
     module: str = Field(description="The module's name.")
     declarations: int = Field(ge=0, description="Its declarations in the catalog.")
+
+    @field_validator("module")
+    @classmethod
+    def _module(cls, value: str) -> str:
+        return _lean_name(value, module=True)
 
 
 class CatalogGaps(_Model):

@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from ..base import Frozen
 from ..catalog.layout import CatalogPaths
-from ..catalog.manifest import environment_identity, read_manifest
+from ..catalog.manifest import Manifest, environment_identity, read_manifest
 from ..errors import ErrorCode, LeanIndexError
 from ..lake.project import read_toolchain
 from ..models import EnvironmentIdentity, display_profile
@@ -112,8 +112,10 @@ class CheckerConfig(Frozen):
         # The served manifest is the one switched in with the catalog; the pinned copy can lag
         # behind it after a build killed between the switch and the copy.
         source = paths.served_manifest if paths.served_manifest.exists() else paths.manifest
+        pinned: str | None = None
         if source.exists():
             manifest = read_manifest(source)
+            pinned = manifest_toolchain(manifest)
             if imports is not None and list(imports) != list(manifest.imports):
                 raise LeanIndexError(
                     ErrorCode.INVALID_REQUEST,
@@ -140,12 +142,13 @@ class CheckerConfig(Frozen):
                 f"no manifest for {display_profile(profile)} under {paths.root} and no imports given",
                 {"environment": profile, "manifest": str(paths.manifest)},
             )
+        # Lean first: without it, the REPL and project folders cannot have been built either.
+        lake = _resolve_executable(lake_path, pinned)
         project = Path(project_dir).resolve()
         repl = Path(repl_dir).resolve()
         for label, path in (("project", project), ("repl", repl)):
             if not path.is_dir():
                 raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"{label} directory {path} does not exist", {label: str(path)})
-        lake = _resolve_executable(lake_path)
         return cls(
             profile=paths.profile,
             identity=identity,
@@ -159,14 +162,34 @@ class CheckerConfig(Frozen):
         )
 
 
-def _resolve_executable(path: str | Path) -> Path:
-    """An absolute path to `path` (searched on PATH when it has no slash); `invalid_request` if absent."""
+def manifest_toolchain(manifest: Manifest) -> str | None:
+    """The toolchain a manifest pins: its `toolchain` line, else `leanprover/lean4:v<lean.version>`
+    (None when the version is unknown)."""
+    if manifest.toolchain:
+        return manifest.toolchain.strip()
+    version = manifest.lean.version
+    return f"leanprover/lean4:v{version}" if version and version != "unknown" else None
+
+
+def _resolve_executable(path: str | Path, toolchain: str | None = None) -> Path:
+    """An absolute path to `path` (searched on PATH when it has no slash). Raises
+    `LeanIndexError(lean_not_installed)` when absent, naming `toolchain` (the one the catalog
+    pins) and how to install it with elan."""
     import shutil
+
+    from ..lake.tools import INSTALL_ELAN
 
     text = str(path)
     found = shutil.which(text) if os.sep not in text else (text if os.access(text, os.X_OK) else None)
     if not found:
-        raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"lake executable {text!r} not found", {"lake": text})
+        wanted = toolchain or "the toolchain your Lake project's lean-toolchain names"
+        install = f"elan toolchain install {toolchain}" if toolchain else "elan toolchain install <that toolchain>"
+        raise LeanIndexError(
+            ErrorCode.LEAN_NOT_INSTALLED,
+            f"checking needs Lean, and the lake executable {text!r} was not found. The catalog pins {wanted}: install elan "
+            f"({INSTALL_ELAN}), then `{install}`, and build a REPL for it (docs/checker.md)",
+            {"lake": text, "toolchain": toolchain, "install_elan": INSTALL_ELAN},
+        )
     # Absolute but not symlink-resolved: elan's `lake` is a proxy that dispatches on its name.
     return Path(found).absolute()
 

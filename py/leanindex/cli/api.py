@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..api_files import API_DIR, check_all, write_all
 from ..errors import OUTCOME_EXIT, Outcome
 from . import main
 from .output import handles_errors, stderr, stdout
@@ -27,6 +26,8 @@ def api() -> None:
 @handles_errors(json_flag=None)
 def export(root: str, check: bool) -> None:
     """Write the api/ files from the models in code, or check that the committed ones match."""
+    from ..api_files import API_DIR, check_all, write_all  # here: the models load for the export, not for --help
+
     if check:
         drifted = check_all(root)
         if drifted:
@@ -34,6 +35,19 @@ def export(root: str, check: bool) -> None:
                 stderr.print(f"{API_DIR}/{name} differs from the code; run `leanindex api export`")
             raise SystemExit(OUTCOME_EXIT[Outcome.DRIFTED])
         stdout.print(f"{API_DIR}/ matches the code")
+        print_listing_sizes()
         return
     for path in write_all(root):
         stdout.print(f"wrote {path}")
+    print_listing_sizes()
+
+
+def print_listing_sizes() -> None:
+    """One line per MCP tool and one for the whole list: its characters as `tools/list` sends it,
+    and its budget where it has one (`service.mcp.LISTING_BUDGET`, `ENTRY_BUDGETS`)."""
+    from ..api_files import mcp_listing_sizes
+
+    stdout.print("MCP tool list (characters of the JSON text tools/list sends):")
+    for name, size, budget in mcp_listing_sizes():
+        limit = "" if budget is None else f" of {budget:,}{'' if size <= budget else ' OVER BUDGET'}"
+        stdout.print(f"  {name:<32} {size:>7,}{limit}")

@@ -21,22 +21,22 @@ from collections import Counter
 from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..checker import Checker, CheckerConfig
-from ..checker.backend import CheckerBackend
-from ..checker.batch import ending
-from ..checker.batchfile import BatchRunReport, RequestReader, ResultLog, count_lines
-from ..checker.checker import CloseNames
-from ..checker.cluster import ON_ACTOR_DEATH, ActorDeathPolicy, RayChecker, RaySettings
-from ..engine import Engine
 from ..errors import OUTCOME_EXIT, Outcome
 from . import main
 from .check import checker_config, checker_options, run_once
 from .output import emit_json, handles_errors, stderr
 from .progress import batch_progress
+from .shown import ON_ACTOR_DEATH
+
+if TYPE_CHECKING:
+    from ..checker import CheckerConfig
+    from ..checker.backend import CheckerBackend
+    from ..checker.checker import CloseNames
+    from ..checker.cluster import ActorDeathPolicy
 
 ray_options = [
     click.option("--ray", "ray_address", default=None, metavar="auto|ADDRESS", help="Check on a Ray cluster: `auto` (RAY_ADDRESS, else a cluster started on this machine, else a new local one) or the cluster's address (needs leanindex[ray])."),
@@ -69,6 +69,10 @@ def checker_backend(
     catalogs' `Engine.close_names`), or with `ray_address` the Ray front
     (`leanindex.checker.cluster.RayChecker`) whose actors each own one such checker, with the
     suggestions of the catalogs under `root` on the actor's node."""
+    # The checker stack (and Ray's front) loads when a command runs, not for its --help.
+    from ..checker import Checker
+    from ..checker.cluster import RayChecker, RaySettings
+
     if ray_address is None:
         return Checker(configs, close_names=close_names)
     settings = RaySettings(
@@ -104,6 +108,10 @@ def check_batch(
     """Check every request of SOURCE (JSON lines, - for stdin) against ENVIRONMENT's warm REPLs
     (or a Ray cluster's), appending one result line per request to OUT as checks complete.
     Requests whose id is already in OUT are skipped: rerun after a kill to finish."""
+    from ..checker.batch import ending
+    from ..checker.batchfile import BatchRunReport, RequestReader, ResultLog, count_lines
+    from ..engine import Engine
+
     config = checker_config(**shared).model_copy(update={"workers": workers, "cache_entries": 1024})
     engine = Engine(shared["root"])
     checker = checker_backend(

@@ -4,24 +4,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ..catalog.builder import build_catalog
-from ..catalog.cleanup import clean_unless_building
-from ..catalog.diff import CatalogDiff, diff_catalog
-from ..catalog.layout import CatalogPaths
-from ..catalog.manifest import Manifest, read_manifest
-from ..catalog.pinned import pin_manifest
-from ..catalog.stream import iter_lines
-from ..catalog.verify import verify_catalog
-from ..engine.diff import DIFF_CATEGORIES, DeclarationDiff, diff_declarations, open_verified
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
-from ..lake.build import ProfileBuild, build_profile
-from ..models import display_profile
+from ..identity import display_profile
 from . import main
 from .output import emit_json, handles_errors, json_option, report_on_stderr, root_option, stdout
 from .progress import constant_progress
+from .shown import DIFF_CATEGORIES
+
+if TYPE_CHECKING:
+    from ..catalog.diff import CatalogDiff
+    from ..catalog.layout import CatalogPaths
+    from ..catalog.manifest import Manifest
+    from ..engine.diff import DeclarationDiff
 
 
 @main.group()
@@ -44,6 +42,8 @@ def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
 def _previous_count(paths: CatalogPaths) -> int | None:
     """The declaration count of the profile's current manifest, for the progress ETA; None
     when there is no valid one (the progress then shows count and rate only)."""
+    from ..catalog.manifest import read_manifest
+
     try:
         return read_manifest(paths.manifest).catalog.declaration_count
     except LeanIndexError:
@@ -91,6 +91,11 @@ def build(
     is valid and the extractor succeeded; an earlier catalog of the profile stays as it was on
     any failure.
     """
+    from ..catalog.builder import build_catalog
+    from ..catalog.layout import CatalogPaths
+    from ..catalog.stream import iter_lines
+    from ..lake.build import ProfileBuild, build_profile
+
     paths = CatalogPaths.of(root, profile)
     given = {"project": project, "imports": imports, "lake": lake, "extractor": extractor, "source": source,
              "without_values": without_values, "threads": threads, "timeout_s": timeout_s}
@@ -138,6 +143,11 @@ def verify(profile: str, root: str, as_json: bool) -> None:
     the pinned manifests/<profile>.json equal to it (`pinned_manifest`: current, written or
     rewritten), and remove build folders left by killed builds (`stale_builds`, with the bytes
     reclaimed; skipped while a build runs)."""
+    from ..catalog.cleanup import clean_unless_building
+    from ..catalog.layout import CatalogPaths
+    from ..catalog.pinned import pin_manifest
+    from ..catalog.verify import verify_catalog
+
     paths = CatalogPaths.of(root, profile)
     # First, so that a catalog that fails verification does not keep the space either (the
     # space reclaimed is then reported on stderr only).
@@ -260,6 +270,9 @@ def diff(
     only either), 14 on drift (including no committed manifest), the error's status when the
     comparison itself fails.
     """
+    from ..catalog.diff import diff_catalog
+    from ..engine.diff import diff_declarations, open_verified
+
     if catalogs:
         mode_options = {"--profile": profile, "--against": against, "--against-catalog": against_catalog}
         extra = [option for option, value in mode_options.items() if value is not None]

@@ -19,39 +19,29 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import ValidationError
 
-from ..checker import Checker, CheckerConfig, CheckRequest
-from ..checker.audit import project_files
-from ..checker.models import (
-    MAX_TIMEOUT_S,
-    AuditRequest,
-    AuditResponse,
-    ProofStepsRequest,
-    Reference,
-    TargetCheckRequest,
-    TargetCheckResponse,
-    TargetMode,
-    Verdict,
-)
-from ..engine import Engine
 from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
-from ..models import InspectRequest, InspectResponse
-from ..render import render_audit, render_check, render_proof_steps, render_target
-from ..validation import invalid_request
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
+from .shown import MAX_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from ..checker import Checker, CheckerConfig
+    from ..checker.models import Reference, TargetCheckResponse
+    from ..engine import Engine
 
 T = TypeVar("T")
 
-#: Exit status per verdict (tool failures use `leanindex.errors.EXIT_STATUS`).
-VERDICT_EXIT = {
-    Verdict.ACCEPTED: OUTCOME_EXIT[Outcome.OK],
-    Verdict.INCOMPLETE: OUTCOME_EXIT[Outcome.INCOMPLETE],
-    Verdict.REJECTED: OUTCOME_EXIT[Outcome.REJECTED],
+#: Exit status per verdict (`checker.models.Verdict`'s values, best first; tool failures use
+#: `leanindex.errors.EXIT_STATUS`). Keyed by value so that a command's --help does not load the
+#: checker's models.
+VERDICT_EXIT: dict[str, int] = {
+    "accepted": OUTCOME_EXIT[Outcome.OK],
+    "incomplete": OUTCOME_EXIT[Outcome.INCOMPLETE],
+    "rejected": OUTCOME_EXIT[Outcome.REJECTED],
 }
 
 
@@ -60,6 +50,9 @@ def catalog_checker(config: CheckerConfig, root: str) -> Iterator[tuple[Checker,
     """A checker for `config` whose unknown-name diagnostics get suggestions from ROOT's catalog
     of the same profile (`Engine.close_names`), and that engine (for `--include-theorems`);
     the engine is closed on the way out."""
+    from ..checker import Checker
+    from ..engine import Engine
+
     engine = Engine(root)
     try:
         yield Checker(config, close_names=engine.close_names), engine
@@ -127,6 +120,8 @@ def checker_config(
 ) -> CheckerConfig:
     """The one-shot checker's configuration from the options of `checker_options` other than
     `--timeout` and `--json` (no verdict cache: one request per process)."""
+    from ..checker import CheckerConfig
+
     settings: dict[str, object] = {"allow_unsafe_commands": allow_unsafe_commands, "cache_entries": 0}
     if memory_limit_mb is not None:
         settings["memory_limit_mb"] = memory_limit_mb
@@ -164,6 +159,11 @@ def read_reference(path: str | None, limit: int) -> Reference | None:
     and `invalid_request` for an empty file."""
     if path is None:
         return None
+    from pydantic import ValidationError
+
+    from ..checker.models import Reference
+    from ..validation import invalid_request
+
     try:
         return Reference(file=read_source(path, limit))
     except ValidationError as error:
@@ -184,6 +184,9 @@ def check(
 ) -> None:
     """Check a complete Lean file (or - for stdin) against ENVIRONMENT's warm REPL; with
     --reference, every theorem of that file must keep its statement."""
+    from ..checker import CheckRequest
+    from ..render import render_check
+
     config = checker_config(**shared)
     environment = shared["environment"]
     code = read_source(source, config.max_code_bytes)
@@ -199,14 +202,14 @@ def check(
 
 
 #: Verdicts from best to worst, for the exit status of a target check.
-_VERDICT_ORDER = (Verdict.ACCEPTED, Verdict.INCOMPLETE, Verdict.REJECTED)
+_VERDICT_ORDER = tuple(VERDICT_EXIT)
 
 
 def target_exit(response: TargetCheckResponse) -> int:
     """Exit status of a target check: that of the best candidate's verdict (does any candidate
     work?); of a sequential pass, that of the worst command's verdict (does the whole file?)."""
     ranks = [_VERDICT_ORDER.index(unit.verdict) for unit in response.results]
-    rank = min(ranks) if response.mode is TargetMode.TARGET else max(ranks)
+    rank = min(ranks) if response.mode == "target" else max(ranks)
     return VERDICT_EXIT[_VERDICT_ORDER[rank]]
 
 
@@ -231,6 +234,12 @@ def check_target(
     """Check replacements (--candidate FILE) for declaration --target of SOURCE against the
     environment before it, or (--sequential) every command of SOURCE in order. Exit status: the
     best candidate's verdict (target), the worst command's (sequential), as `leanindex check`."""
+    from pydantic import ValidationError
+
+    from ..checker.models import TargetCheckRequest, TargetMode
+    from ..render import render_target
+    from ..validation import invalid_request
+
     config = checker_config(**shared)
     environment = shared["environment"]
     code = read_source(source, config.max_code_bytes)
@@ -274,6 +283,13 @@ def proof_steps(
 ) -> None:
     """Every tactic of a proof in SOURCE with the goals before and after it (or, --tree, the
     proof as a tree of goals), from a warm REPL of ENVIRONMENT."""
+    from pydantic import ValidationError
+
+    from ..checker.models import ProofStepsRequest
+    from ..models import InspectRequest, InspectResponse
+    from ..render import render_proof_steps
+    from ..validation import invalid_request
+
     config = checker_config(**shared)
     environment = shared["environment"]
     code = read_source(source, config.max_code_bytes)
@@ -309,6 +325,10 @@ def audit(
     it adds is listed with its axioms and sorry use. Exit status 0 only when every file is
     `accepted` (all its declarations audited, at least one, no flag); otherwise that of the worst
     verdict (12 incomplete, 13 rejected), so it can gate CI."""
+    from ..checker.audit import project_files
+    from ..checker.models import AuditRequest, AuditResponse
+    from ..render import render_audit
+
     config = checker_config(**shared)
     environment = shared["environment"]
     files = project_files(Path(shared["project_dir"]), sources, module_prefix)

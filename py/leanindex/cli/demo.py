@@ -13,24 +13,20 @@ import tempfile
 import time
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..catalog.builder import build_catalog
-from ..catalog.layout import CatalogPaths
-from ..catalog.stream import iter_lines
-from ..catalog.verify import verify_catalog
-from ..embedded import EMBEDDED_PROFILE, embedded_catalog, import_embedded
-from ..engine import Engine
 from ..home import ROOT_ENV, default_root
-from ..models import InspectRequest, SearchRequest, display_profile
-from ..sample import sample_stream_path
+from ..identity import display_profile
 from . import main
 from .catalog import print_manifest_summary
-from .docgen import import_progress, print_import_summary
+from .docgen import print_import_summary
 from .output import handles_errors, stdout
-from .query import render_inspect, render_search
+from .progress import import_progress
+
+if TYPE_CHECKING:
+    from ..engine import Engine
 
 Search = tuple[str, dict[str, Any]]
 
@@ -58,6 +54,10 @@ def demo(root: str | None, sample: bool) -> None:
     the embedded catalog into the root on first use (printing what its data lacks: 4 missing Std
     modules, 10 host-project modules), then searches, follows a cursor and inspects; prints
     where the catalog is and the next commands to try."""
+    from ..catalog.layout import CatalogPaths
+    from ..embedded import EMBEDDED_PROFILE, embedded_catalog, import_embedded
+    from ..engine import Engine
+
     if sample:
         with tempfile.TemporaryDirectory(prefix="leanindex-demo-") as scratch:
             _sample_tour(Path(root) if root else Path(scratch))
@@ -92,6 +92,13 @@ def demo(root: str | None, sample: bool) -> None:
 
 
 def _sample_tour(target: Path) -> None:
+    from ..catalog.builder import build_catalog
+    from ..catalog.layout import CatalogPaths
+    from ..catalog.stream import iter_lines
+    from ..catalog.verify import verify_catalog
+    from ..engine import Engine
+    from ..sample import sample_stream_path
+
     stdout.rule("build")
     with open(sample_stream_path(), "rb") as handle:
         build_catalog(iter_lines(handle), target, "sample")
@@ -103,6 +110,9 @@ def _sample_tour(target: Path) -> None:
 
 
 def _tour(engine: Engine, environment: str, searches: tuple[Search, ...], inspected: str) -> None:
+    from ..models import InspectRequest, SearchRequest
+    from .query import render_inspect, render_search
+
     for title, filters in searches:
         stdout.rule(f"search: {title}")
         response = engine.search(SearchRequest(environment=environment, **filters))

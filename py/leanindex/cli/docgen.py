@@ -2,46 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
-from ..catalog.layout import CatalogPaths
-from ..docgen import DocgenImport, import_docgen
-from ..docgen.links import DEFAULT_DOC_BASE
 from .catalog import catalog, print_manifest_summary
-from .output import emit_json, handles_errors, json_option, root_option, stderr, stdout
+from .output import emit_json, handles_errors, json_option, root_option, stdout
+from .progress import import_progress
+from .shown import DEFAULT_DOC_BASE
 
-ReadCallback = Callable[[int, int], None]
-CountCallback = Callable[[int], None]
-
-
-@contextmanager
-def import_progress(label: str) -> Iterator[tuple[ReadCallback | None, CountCallback | None, CountCallback | None]]:
-    """Callbacks `(on_read, on_build, on_line)` for `import_docgen` drawing two progress bars on
-    stderr when it is a terminal (reading the input, then building); all None (quiet) otherwise."""
-    if not stderr.is_terminal:
-        yield None, None, None
-        return
-    columns = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[note]}"), TimeElapsedColumn()]
-    with Progress(*columns, console=stderr, transient=True) as progress:
-        reading = progress.add_task(f"reading {label}", total=None, note="")
-        building = progress.add_task(f"building {label}", total=None, note="", visible=False)
-
-        def on_read(done: int, total: int) -> None:
-            progress.update(reading, completed=done, total=total)
-
-        def on_build(lines: int) -> None:
-            progress.update(reading, completed=1, total=1)
-            progress.update(building, total=lines, visible=True)
-
-        def on_line(line: int) -> None:
-            if line % 2048 == 0:
-                progress.update(building, completed=line, note=f"{line:,} lines")
-
-        yield on_read, on_build, on_line
+if TYPE_CHECKING:
+    from ..docgen import DocgenImport
 
 
 def print_import_summary(result: DocgenImport) -> None:
@@ -94,12 +65,13 @@ def print_import_summary(result: DocgenImport) -> None:
     help="A root module component of the profile's own packages (repeatable), e.g. Mathlib; modules under other roots "
     "(beyond Lean core's and what these import) are listed as host modules in the manifest [none listed].",
 )
+@click.option("--progress/--no-progress", default=None, help="Show progress on stderr [a bar on a terminal, else a line every few seconds].")
 @root_option
 @json_option
 @handles_errors()
 def import_docgen_command(
     path: str, profile: str, lean_version: str | None, doc_base: str, module_prefixes: tuple[str, ...],
-    package_roots: tuple[str, ...], root: str, as_json: bool,
+    package_roots: tuple[str, ...], progress: bool | None, root: str, as_json: bool,
 ) -> None:
     """Import doc-gen4 declaration data (a doc-data folder or a .tar.xz of its
     declaration-data-*.bmp files) as PROFILE's catalog.
@@ -111,8 +83,11 @@ def import_docgen_command(
     documentation link resolved against --doc-base (doc_url). Nothing is written unless the
     whole input is valid.
     """
+    from ..catalog.layout import CatalogPaths
+    from ..docgen import import_docgen
+
     paths = CatalogPaths.of(root, profile)
-    with import_progress(paths.profile) as (on_read, on_build, on_line):
+    with import_progress(paths.profile, progress) as (on_read, on_build, on_line):
         result = import_docgen(
             path, root, profile, lean_version=lean_version, doc_base=doc_base, on_read=on_read, on_build=on_build,
             on_line=on_line, module_prefixes=list(module_prefixes) or None, package_roots=list(package_roots) or None,

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..doctor import run_doctor
 from ..errors import OUTCOME_EXIT, Outcome
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
@@ -29,6 +28,8 @@ def doctor(source: Path | None, repl: Path | None, root: str, as_json: bool) -> 
     Exit status 0 when what is set up works (no use is broken and at least one is ready; a
     use with none of its pieces is just not set up), 15 otherwise.
     """
+    from ..doctor import run_doctor
+
     report = run_doctor(root, source, repl)
     if as_json:
         emit_json(report)

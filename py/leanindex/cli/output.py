@@ -10,14 +10,12 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 import click
-import duckdb
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 from ..errors import EXIT_STATUS, ErrorCode, LeanIndexError
 from ..home import ROOT_ENV, default_root, resolve_root
-from ..storage import storage_failure
-from ..validation import invalid_request
+from ..validation import close_names, did_you_mean, invalid_request
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -51,7 +49,11 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[Callable[P, R
                 failure = invalid_request(error.errors())
             except LeanIndexError as error:
                 failure = error
-            except (OSError, duckdb.Error) as error:
+            except Exception as error:
+                # storage_failure codes OSError and DuckDB's I/O errors (None for anything else);
+                # imported here so that a command's --help does not load DuckDB.
+                from ..storage import storage_failure
+
                 coded = storage_failure(error)
                 if coded is None:
                     raise
@@ -73,6 +75,47 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[Callable[P, R
         return run
 
     return decorate
+
+
+class UnknownOption(click.NoSuchOption):
+    """Click's usage error for an unknown option, ending with the close flags `close` (by
+    `validation.close_names`, the rule every surface uses) instead of click's own guess."""
+
+    def __init__(self, option_name: str, close: list[str], ctx: click.Context | None = None):
+        super().__init__(option_name, ctx=ctx)
+        self.close = close
+
+    def format_message(self) -> str:
+        hint = did_you_mean(self.close)
+        return f"{self.message} {hint[:1].upper()}{hint[1:]}" if hint else self.message
+
+
+class FieldCommand(click.Command):
+    """A command whose unknown option (exit 2, as click's usage errors) gets its close flags by
+    `validation.close_names` among every spelling of its options, each suggested as its
+    option's first long flag, the field's own name: `--limits`, `--limit2` and
+    `--result_limit` all get `--result-limit` (not the alias `--limit`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            raise UnknownOption(error.option_name, close_names(error.option_name, self.flag_spellings(ctx)), ctx) from None
+
+    def flag_spellings(self, ctx: click.Context) -> dict[str, str]:
+        """Every spelling of this command's options (each flag, alias, and the value's name)
+        to the flag to suggest for it: the first long flag of its side (`--ignore-case` for
+        `-i`, the off side of `--case-sensitive/--ignore-case`)."""
+        spellings: dict[str, str] = {}
+        for param in self.get_params(ctx):
+            if not isinstance(param, click.Option):
+                continue
+            for side in (param.opts, param.secondary_opts):
+                if side:
+                    primary = next((flag for flag in side if flag.startswith("--")), side[0])
+                    spellings.update({flag: primary for flag in side})
+                    spellings.setdefault(param.name or primary, primary)
+        return spellings
 
 
 def report_on_stderr(logger_name: str) -> None:

@@ -2,34 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
 
-from ..catalog.layout import CatalogPaths
-from ..catalog.pack import DEFAULT_MAX_BYTES, PACK_SUFFIX, ProgressCallback, pack_catalog, pull_catalog
 from .catalog import catalog, print_manifest_summary
-from .output import emit_json, handles_errors, json_option, root_option, stderr, stdout
-
-
-@contextmanager
-def transfer_progress(label: str) -> Iterator[ProgressCallback | None]:
-    """`on_progress(done, total)` drawing a byte progress bar on stderr when it is a terminal;
-    None (quiet) otherwise."""
-    if not stderr.is_terminal:
-        yield None
-        return
-    columns = [TextColumn(label), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeElapsedColumn()]
-    with Progress(*columns, console=stderr, transient=True) as progress:
-        task = progress.add_task(label, total=None)
-
-        def on_progress(done: int, total: int | None) -> None:
-            progress.update(task, completed=done, total=total)
-
-        yield on_progress
+from .output import emit_json, handles_errors, json_option, root_option, stdout
+from .progress import transfer_progress
+from .shown import DEFAULT_MAX_BYTES, PACK_SUFFIX
 
 
 @catalog.command("pack")
@@ -41,6 +21,9 @@ def transfer_progress(label: str) -> Iterator[ProgressCallback | None]:
 def pack(profile: str, output: Path | None, root: str, as_json: bool) -> None:
     """Write PROFILE's catalog and its manifest as one pack file (verified first), ready to
     publish; `leanindex catalog pull` installs it elsewhere."""
+    from ..catalog.layout import CatalogPaths
+    from ..catalog.pack import pack_catalog
+
     paths = CatalogPaths.of(root, profile)
     written = pack_catalog(root, profile, output or Path(f"{paths.profile}{PACK_SUFFIX}"))
     if as_json:
@@ -64,6 +47,9 @@ def pull(source: str, profile: str | None, max_bytes: int, root: str, as_json: b
     tampered, truncated or mismatched pack, or one whose manifest names paths or another
     profile, is refused (digest_mismatch) and the root stays as it was; a full disk is
     storage_full."""
+    from ..catalog.layout import CatalogPaths
+    from ..catalog.pack import pull_catalog
+
     with transfer_progress("pulling") as on_progress:
         result = pull_catalog(source, root, profile, max_bytes=max_bytes, on_progress=on_progress)
     if as_json:

@@ -6,9 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..lake.build import default_projects_dir
-from ..lake.profiles import load_profiles
-from ..lake.scaffold import init_profile_project
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
 
@@ -23,6 +20,8 @@ def profile() -> None:
 @handles_errors()
 def list_profiles(as_json: bool) -> None:
     """Show the pinned profiles: imports, toolchain, required package."""
+    from ..lake.profiles import load_profiles
+
     profiles = load_profiles()
     if as_json:
         emit_json({"profiles": [definition.model_dump(mode="json") for definition in profiles.values()]})
@@ -47,6 +46,9 @@ def init(name: str, rev: str | None, directory: Path | None, lake: str | None, r
     toolchain) and a root module, then runs `lake update` and, for Mathlib, `lake exe cache
     get` (prebuilt .olean files). Lake's output goes to stderr.
     """
+    from ..lake.build import default_projects_dir
+    from ..lake.scaffold import init_profile_project
+
     target = directory if directory is not None else default_projects_dir(Path(root)) / name.lower()
     result = init_profile_project(name, target, rev, lake)
     if as_json:

@@ -1,18 +1,25 @@
-"""`leanindex search` and `leanindex inspect`: the query engine from the command line."""
+"""`leanindex search`, `leanindex inspect` and `leanindex exists`: the query engine from the command line."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 from pydantic.fields import FieldInfo
+from rich.cells import cell_len
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..engine import Engine
+from ..errors import OUTCOME_EXIT, Outcome
 from ..models import (
     Assurance,
+    ExistsRequest,
+    ExistsResponse,
+    InspectManyRequest,
+    InspectManyResponse,
     InspectRequest,
     InspectResponse,
     SearchRequest,
@@ -21,73 +28,138 @@ from ..models import (
     hidden_text,
     inspect_caveat,
     inspect_details,
+    lookup_caveat,
     search_caveats,
 )
 from ..records import Kind
 from . import main
-from .output import emit_json, handles_errors, json_option, root_option, stdout
+from .lazy import Engine
+from .output import FieldCommand, emit_json, handles_errors, json_option, root_option, stdout
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def render_search(response: SearchResponse) -> None:
-    """A table of results with the stop reason, completeness (and `APPROXIMATE` for such an
-    answer) and counts on top, and the caveats that concern this answer
-    (`models.search_caveats`), for people."""
+#: Columns between two cells of the results table.
+_COLUMN_GAP = 2
+#: The narrowest type column of the results table: where the name, kind and module columns leave
+#: less (or less than the longest word of a type), each type goes on its own lines instead.
+TYPE_COLUMN_MIN = 24
+#: How far a type on its own lines is indented under its name.
+_TYPE_INDENT = 4
+
+
+def _say(console: Console, text: str, indent: int = 0) -> None:
+    """Print `text` for people, each of its lines indented by `indent` columns and, on a
+    terminal, wrapped at spaces to its width (into a pipe or a file, each line stays whole, for
+    grep). A word is never broken: one longer than a line (a long declaration or module name)
+    stands whole on a line of its own, which a terminal may fold but a copy keeps whole."""
+    pad = " " * indent
+    for line in text.splitlines() or [""]:
+        if not console.is_terminal:
+            console.print(pad + line, markup=False, highlight=False, soft_wrap=True)
+            continue
+        wrapped = textwrap.wrap(
+            line, max(console.width, indent + 1), initial_indent=pad, subsequent_indent=pad,
+            break_long_words=False, break_on_hyphens=False, replace_whitespace=False, drop_whitespace=True,
+        )
+        for part in wrapped or [""]:
+            console.print(part, markup=False, highlight=False, soft_wrap=True)
+
+
+def _note(console: Console, text: str) -> None:
+    """Print `note: text` once per command run: a later answer of the same run with the same
+    caveat (the demo's searches, the cards of a batch inspect, the pages a cursor follows)
+    shows its status line only, where `PARTIAL`/`APPROXIMATE` still says it. Outside a click
+    command (a caller of `render_search`), always."""
+    context = click.get_current_context(silent=True)
+    shown: set[str] = context.meta.setdefault("leanindex.notes_shown", set()) if context is not None else set()
+    if text not in shown:
+        shown.add(text)
+        _say(console, f"note: {text}")
+
+
+def _results(console: Console, response: SearchResponse) -> None:
+    """The results of a search: a table of name, kind, type and module when the console is wide
+    enough for every name, kind and module whole and a type column of `TYPE_COLUMN_MIN`
+    (and the longest word of a type); else, per result, its name, kind and module on one line
+    and its type below, indented, both wrapped at spaces. Nothing is broken mid-word either way
+    (a folded name cannot be copied back)."""
+    rows = [(r.name, r.kind.value, r.type, r.module or "") for r in response.results]
+    widths = [max(cell_len(row[i]) for row in [("name", "kind", "type", "module"), *rows]) for i in range(4)]
+    longest_word = max((cell_len(word) for row in rows for word in row[2].split()), default=0)
+    type_room = console.width - widths[0] - widths[1] - widths[3] - 3 * _COLUMN_GAP
+    if type_room >= max(TYPE_COLUMN_MIN, longest_word):
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, padding=(0, _COLUMN_GAP // 2))
+        for column, width in (("name", widths[0]), ("kind", widths[1])):
+            table.add_column(column, no_wrap=True, min_width=width)
+        table.add_column("type", overflow="fold", max_width=type_room)
+        table.add_column("module", no_wrap=True, min_width=widths[3])
+        for row in rows:
+            # Text cells: a signature's `[...]` spans are Lean, not console markup.
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table, soft_wrap=False)
+        return
+    for name, kind, type_, module in rows:
+        _say(console, "  ".join(part for part in (name, kind, module) if part))
+        _say(console, type_, indent=_TYPE_INDENT)
+
+
+def render_search(response: SearchResponse, console: Console | None = None) -> None:
+    """A search answer for people on `console` (default: stdout): the stop reason, completeness
+    (and `APPROXIMATE` for such an answer) and counts on top, the caveats that concern this
+    answer (`models.search_caveats`, each once per command run: `_note`), the results
+    (`_results`), then each result's links, one whole line each. On a terminal, prose is
+    wrapped at spaces to its width, never inside a name (`_say`)."""
+    out = console or stdout
     approximate = f"{Assurance.APPROXIMATE.value} · " if response.assurance is Assurance.APPROXIMATE else ""
-    stdout.print(
+    _say(
+        out,
         f"{response.stop_reason.value} · {response.completeness.value} · {approximate}"
         f"{len(response.results)} shown of {response.total_matches} matches "
         f"({hidden_text(response.hidden_matches)} private/internal hidden) · {response.environment} {response.lean_version or ''}",
-        markup=False,
     )
     for resolved in response.resolved_constants:
-        stdout.print(f"{resolved.given} resolved to {resolved.resolved}", markup=False)
+        _say(out, f"{resolved.given} resolved to {resolved.resolved}")
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
-        stdout.print(f"no declaration's type mentions {unknown.name}{hint}", markup=False)
+        _say(out, f"no declaration's type mentions {unknown.name}{hint}")
     for caveat in search_caveats(response):
-        stdout.print(f"note: {caveat}", markup=False)
+        _note(out, caveat)
     if response.suggestions:
-        stdout.print(f"no visible name contains that; close names: {', '.join(response.suggestions)}", markup=False)
+        _say(out, f"no visible name contains that; close names: {', '.join(response.suggestions)}")
     if response.results:
-        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        # Names are kept whole (a folded name cannot be copied back); the type column folds.
-        table.add_column("name", no_wrap=True, min_width=max(len(r.name) for r in response.results))
-        for column in ("kind", "type", "module"):
-            table.add_column(column, overflow="fold")
-        for r in response.results:
-            # Text cells: a signature's `[...]` spans are Lean, not console markup.
-            table.add_row(*(Text(cell) for cell in (r.name, r.kind.value, r.type, r.module or "")))
-        stdout.print(table)
-        # Links below the table, one whole line each: a URL folded in a cell cannot be copied.
+        _results(out, response)
+        # Links below the results, one whole line each: a URL folded in a cell cannot be copied.
         for r in response.results:
             for label, url in (("source", r.source_url), ("docs", r.doc_url)):
                 if url:
-                    stdout.print(f"{label} {r.name} {url}", markup=False, soft_wrap=True)
+                    out.print(f"{label} {r.name} {url}", markup=False, soft_wrap=True)
     if response.next_cursor:
-        stdout.print(f"next page: --after {response.next_cursor}")
+        out.print(f"next page: --after {response.next_cursor}", markup=False, soft_wrap=True)
 
 
-def render_inspect(response: InspectResponse) -> None:
-    """A readable card of one declaration, for people."""
+def render_inspect(response: InspectResponse, console: Console | None = None) -> None:
+    """A readable card of one declaration for people on `console` (default: stdout), wrapped at
+    spaces to a terminal's width (never inside a name: `_say`); the caveat once per command run
+    (`_note`)."""
+    out = console or stdout
     # The type goes on its own line: doc-gen4 catalogs keep binders before the colon.
-    stdout.print(f"[bold]{response.name}[/bold]")
-    stdout.print(f"  {response.type}", markup=False)
-    stdout.print(f"kind {response.kind.value} · module {response.module or '—'} · {response.environment} {response.lean_version or ''}")
+    out.print(Text(response.name, style="bold"), soft_wrap=True)
+    _say(out, response.type, indent=2)
+    _say(out, f"kind {response.kind.value} · module {response.module or '—'} · {response.environment} {response.lean_version or ''}")
     if response.range:
-        stdout.print(f"lines {response.range.start.line}-{response.range.end.line}")
+        _say(out, f"lines {response.range.start.line}-{response.range.end.line}")
     for label, url in (("source", response.source_url), ("docs", response.doc_url)):
         if url:
-            stdout.print(f"{label} {url}", markup=False, soft_wrap=True)
+            out.print(f"{label} {url}", markup=False, soft_wrap=True)
     for line in inspect_details(response):
-        stdout.print(line, markup=False)
+        _say(out, line)
     caveat = inspect_caveat(response)
     if caveat:
-        stdout.print(f"note: {caveat}", markup=False)
+        _note(out, caveat)
     if response.doc:
-        stdout.print()
-        stdout.print(response.doc, markup=False)
+        out.print()
+        _say(out, response.doc)
 
 
 def _list(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str] | None:
@@ -119,31 +191,40 @@ def _with_type_pattern(fields: dict[str, Any]) -> dict[str, Any]:
     return {**fields, "type_pattern": given or None}
 
 
-#: Options whose spelling differs from the request field (`--constant` for
-#: `type_pattern.constants`, ...), by field; every other field of `SearchRequest` gets
-#: `--field-name` from the model (`_derived_option`).
+#: Options written out (help, short aliases, choices), by field; every other field of
+#: `SearchRequest` gets `--field-name` from the model (`_derived_option`). Each option's first
+#: long flag is its field's name in kebab case (`--result-limit`), as the field is named on
+#: every other surface; the spellings after it are aliases (`--limit`, `-n`), listed in
+#: `--help`. `type_pattern` and `flags`, objects, are given as the query parameters of
+#: `GET /v1/declarations/search` are (`models.QUERY_PARAMETERS`: `--constant`, `--conclusion`,
+#: `--flag`).
 _SPELLED: dict[str, Callable[[F], F]] = {
     "environment": click.option("--environment", "-e", "environment", required=True, help="Profile id, e.g. CORE (case-insensitive)."),
     "name_contains": click.option(
         "--name-contains", "-n", "name_contains", multiple=True, callback=_fragments, help="Substring of the printed name (repeat: all must occur)."
     ),
     "case_sensitive": click.option(
-        "--ignore-case", "-i", "case_sensitive", flag_value=False, default=True, help="Name substrings ignore the case of ASCII letters."
+        "--case-sensitive/--ignore-case", " /-i", "case_sensitive", default=True,
+        help="--ignore-case: name substrings ignore the case of ASCII letters [case-sensitive].",
     ),
     "flags": click.option(
         "--flag", "flags", multiple=True, callback=_flags, help="instance, class, structure, deprecated or unsafe; KEY=false excludes (repeatable)."
     ),
     "type_pattern": _type_pattern,
-    "namespace_prefixes": click.option("--namespace", "namespace_prefixes", multiple=True, callback=_list, help="Namespace prefix, e.g. Nat (repeatable)."),
-    "kinds": click.option(
-        "--kind", "kinds", multiple=True, callback=_list, type=click.Choice([k.value for k in Kind]), help="Kernel kind (repeatable)."
+    "namespace_prefixes": click.option(
+        "--namespace-prefixes", "--namespace", "namespace_prefixes", multiple=True, callback=_list, help="Namespace prefix, e.g. Nat (repeatable)."
     ),
-    "module_prefixes": click.option("--module", "module_prefixes", multiple=True, callback=_list, help="Module prefix, e.g. Init.Data (repeatable)."),
+    "kinds": click.option(
+        "--kinds", "--kind", "kinds", multiple=True, callback=_list, type=click.Choice([k.value for k in Kind]), help="Kernel kind (repeatable)."
+    ),
+    "module_prefixes": click.option(
+        "--module-prefixes", "--module", "module_prefixes", multiple=True, callback=_list, help="Module prefix, e.g. Init.Data (repeatable)."
+    ),
     "order": click.option(
         "--order", "order", type=click.Choice(["name", "relevance"]),
         help="name (default without --text): Name.lt order; relevance (default with --text): best first (docs/ranking.md).",
     ),
-    "result_limit": click.option("--limit", "result_limit", type=int, default=10, show_default=True, help="Result limit, 1-50."),
+    "result_limit": click.option("--result-limit", "--limit", "result_limit", type=int, default=10, show_default=True, help="Result limit, 1-50."),
     "after": click.option("--after", "after", help="Cursor from a previous page (next_cursor)."),
 }
 
@@ -169,7 +250,7 @@ def search_options(command: F) -> F:
     return command
 
 
-@main.command()
+@main.command(cls=FieldCommand)
 @search_options
 @root_option
 @json_option
@@ -182,11 +263,63 @@ def search(root: str, as_json: bool, **fields: Any) -> None:
 
 @main.command()
 @click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive).")
-@click.argument("declaration")
+@click.argument("declarations", nargs=-1, required=True)
 @root_option
 @json_option
 @handles_errors()
-def inspect(environment: str, declaration: str, root: str, as_json: bool) -> None:
-    """Everything the catalog holds about one DECLARATION (exact name)."""
-    response = Engine(root).inspect(InspectRequest(environment=environment, declaration_name=declaration))
-    emit_json(response) if as_json else render_inspect(response)
+def inspect(environment: str, declarations: tuple[str, ...], root: str, as_json: bool) -> None:
+    """Everything the catalog holds about each DECLARATION (exact names, up to 100).
+
+    One name: its card, or its error with that error's exit status. Several: one answer per
+    name in order (lean.declaration.inspect_many), exit 19 (item_errors) when some name is not
+    found."""
+    if len(declarations) == 1:
+        response = Engine(root).inspect(InspectRequest(environment=environment, declaration_name=declarations[0]))
+        emit_json(response) if as_json else render_inspect(response)
+        return
+    many = Engine(root).inspect_many(InspectManyRequest(environment=environment, names=list(declarations)))
+    emit_json(many) if as_json else render_inspect_many(many)
+    _exit_for_lookups(many)
+
+
+@main.command()
+@click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive).")
+@click.argument("names", nargs=-1, required=True)
+@root_option
+@json_option
+@handles_errors()
+def exists(environment: str, names: tuple[str, ...], root: str, as_json: bool) -> None:
+    """Whether each of NAMES (1-100 exact declaration names) exists, with its kind and module or the closest names.
+
+    For checking names before citing them (lean.declaration.exists, read from the name index).
+    Exit 0 when all exist, 19 (item_errors) when some do not."""
+    from ..render import render_exists  # the engine's stack: not for `--help`
+
+    response = Engine(root).exists(ExistsRequest(environment=environment, names=list(names)))
+    emit_json(response) if as_json else stdout.print(render_exists(response), markup=False)
+    _exit_for_lookups(response)
+
+
+def render_inspect_many(response: InspectManyResponse) -> None:
+    """Each name's card (`render_inspect`) or its error with the close names, in order, after
+    the counts; the caveat (`models.lookup_caveat`) last."""
+    stdout.print(f"{response.completeness.value} · " + ", ".join(f"{n} {key}" for key, n in response.counts.items()), markup=False)
+    for result in response.results:
+        stdout.print()
+        if result.response is not None:
+            render_inspect(result.response)
+            continue
+        assert result.error is not None
+        stdout.print(f"{result.name}: {result.error.code}: {result.error.message}", markup=False)
+        if result.closest:
+            stdout.print(f"close names: {', '.join(result.closest)}", markup=False)
+    caveat = lookup_caveat(response)
+    if caveat:
+        stdout.print(f"note: {caveat}", markup=False)
+
+
+def _exit_for_lookups(response: InspectManyResponse | ExistsResponse) -> None:
+    """Exit with `item_errors` when some name of a batch look-up was not found (the answer is
+    printed whole either way)."""
+    if response.counts["found"] < len(response.results):
+        raise SystemExit(OUTCOME_EXIT[Outcome.ITEM_ERRORS])

@@ -2,32 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
 import click
 
-from ..checker import CheckerConfig
-from ..checker.backend import CheckerBackend
-from ..engine import Engine
-from ..models import display_profile
+from ..identity import display_profile
 from ..service.config import TOKEN_ENV, ServiceConfig
-from ..service.gate import CallGate
-from ..service.logs import configure_logging
-from ..service.mcp import build_mcp_server, serve_stdio
-from ..service.tools import server_tools
-from ..tools import TOOL_NAMINGS, ToolNaming
 from . import main
 from .batch import checker_backend, with_ray_options
+from .lazy import Engine
 from .output import handles_errors, root_option
+from .shown import TOOL_NAMINGS
+
+if TYPE_CHECKING:
+    from ..checker.backend import CheckerBackend
+    from ..tools import ToolNaming
 
 log = logging.getLogger("leanindex.cli")
 F = TypeVar("F", bound=Callable[..., Any])
 
-_defaults = ServiceConfig()
+# The settings' defaults, read off the dataclass: building one would load the tools for its checks.
+_defaults = SimpleNamespace(**{f.name: f.default for f in dataclasses.fields(ServiceConfig) if f.default is not dataclasses.MISSING})
 time_budget_option = click.option(
     "--time-budget", "time_budget_s", type=click.FloatRange(min=0, min_open=True), default=_defaults.time_budget_s,
     show_default=True, help="Seconds one engine call may take before the caller gets `timeout`.",
@@ -39,8 +39,8 @@ max_concurrent_option = click.option(
 
 
 tool_names_option = click.option(
-    "--tool-names", type=click.Choice(TOOL_NAMINGS), default="both", show_default=True,
-    help="List MCP tools under their dotted names, underscore names, or both.",
+    "--tool-names", type=click.Choice(TOOL_NAMINGS), default=_defaults.tool_names, show_default=True,
+    help="List MCP tools under their dotted names (lean.check), underscore names (lean_check, for clients that refuse dots), or both (each tool twice).",
 )
 check_options = [
     click.option("--check", "check_profiles", multiple=True, metavar="PROFILE=PROJECT", help="Enable lean.check for PROFILE, its REPLs started in the Lake project PROJECT (repeatable)."),
@@ -71,6 +71,8 @@ def open_checker(
     with no manifest under ROOT)."""
     if not check_profiles:
         return None
+    from ..checker import CheckerConfig
+
     if check_repl is None:
         raise click.UsageError("--check needs --check-repl DIR (an already built REPL checkout)")
     configs = []
@@ -150,6 +152,7 @@ def serve(
     import uvicorn
 
     from ..service.http import create_app
+    from ..service.logs import configure_logging
     from ..service.serving import server_config
 
     configure_logging()
@@ -201,6 +204,13 @@ def mcp(
     is listed too; its REPLs start before the first frame is read and are all stopped when
     stdin closes.
     """
+    import anyio
+
+    from ..service.gate import CallGate
+    from ..service.logs import configure_logging
+    from ..service.mcp import build_mcp_server, serve_stdio
+    from ..service.tools import server_tools
+
     configure_logging()
     engine = _open_engine(root)
     try:

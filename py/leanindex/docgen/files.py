@@ -104,7 +104,8 @@ def _archive(archive: Path, on_progress: ProgressCallback | None) -> Iterator[Do
     with open(archive, "rb") as raw:
         reader = _CountingReader(raw)
         try:
-            # Mode `r|xz` streams: members are read in order without seeking or an index.
+            # Mode `r|xz` streams: members are read in order without seeking or an index. The stubs
+            # type `fileobj` as a file; any object with `read` is what tarfile reads.
             with tarfile.open(fileobj=reader, mode="r|xz") as tar:  # type: ignore[call-overload]
                 for member in tar:
                     base = member.name.rsplit("/", 1)[-1]

@@ -180,22 +180,34 @@ def root_of(module: str) -> str:
     return module.split(".", 1)[0]
 
 
+def check_module_name(value: str, field: str, *, root: bool = False) -> None:
+    """Refuse (`invalid_request`, `details.field` = `field`) a `value` that is not a module name
+    (dot-separated text components, as Lean prints `Init.Data.List`; none numeric) or, with
+    `root`, not a one-component one (`Mathlib`, not `Mathlib.Data` or `3`)."""
+    try:
+        components = parse_name(value)
+    except NameSyntaxError as error:
+        problem = str(error)
+    else:
+        text = bool(components) and all(isinstance(c, str) for c in components)
+        if root:
+            problem = "" if text and len(components) == 1 else "a package root is one text component"
+        else:
+            problem = "" if text else "a module name has only text components"
+    if problem:
+        what = "package root" if root else "module prefix"
+        raise LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"{what} {value!r} is not a module {'root ' if root else ''}name: {problem}",
+            {"field": field, "value": value},
+        )
+
+
 def check_package_roots(roots: Sequence[str]) -> None:
     """Refuse (`invalid_request`, `details.field: package_roots`) a package root that is not a
-    one-component module name (`Mathlib`, not `Mathlib.Data` or `3`)."""
+    one-component module name (`check_module_name`)."""
     for root in roots:
-        try:
-            components = parse_name(root)
-        except NameSyntaxError as error:
-            problem = str(error)
-        else:
-            problem = "" if len(components) == 1 and isinstance(components[0], str) else "a package root is one text component"
-        if problem:
-            raise LeanIndexError(
-                ErrorCode.INVALID_REQUEST,
-                f"package root {root!r} is not a module root name: {problem}",
-                {"field": "package_roots", "value": root},
-            )
+        check_module_name(root, "package_roots", root=True)
 
 
 def host_modules(

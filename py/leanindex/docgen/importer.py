@@ -31,13 +31,13 @@ from ..base import Frozen
 from ..catalog.builder import EnvironmentFacts, build_catalog
 from ..catalog.manifest import BlindSpot, CatalogGaps, Manifest
 from ..errors import ErrorCode, LeanIndexError
-from ..names import NameSyntaxError, name_sort_key, parse_name
+from ..names import name_sort_key
 from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, LeanInfo, record_fields
 from ..version import __version__
 from . import links
 from .convert import ABSENT_FACTS, convert_module
 from .files import DocgenFile, ProgressCallback, iter_docgen_files, module_of_file
-from .gaps import LinkTally, LinkTargets, blind_spots, check_package_roots, host_modules, missing_modules
+from .gaps import LinkTally, LinkTargets, blind_spots, check_module_name, check_package_roots, host_modules, missing_modules
 from .links import DEFAULT_DOC_BASE
 
 EXTRACTOR_NAME = "leanindex-docgen-import"
@@ -314,18 +314,7 @@ def collect_docgen(
 def _check_module_prefix(prefix: str) -> None:
     """Refuse (`invalid_request`, naming the field) a module prefix that is not a module name:
     dot-separated components, none of them numeric, as Lean prints `Init.Data.List`."""
-    try:
-        components = parse_name(prefix)
-    except NameSyntaxError as error:
-        problem = str(error)
-    else:
-        problem = "" if components and all(isinstance(c, str) for c in components) else "a module name has only text components"
-    if problem:
-        raise LeanIndexError(
-            ErrorCode.INVALID_REQUEST,
-            f"module prefix {prefix!r} is not a module name: {problem}",
-            {"field": "module_prefixes", "value": prefix},
-        )
+    check_module_name(prefix, "module_prefixes")
 
 
 def _collect(

@@ -1,8 +1,9 @@
 """The query engine: every profile under a root, verified before it serves.
 
-`Engine(root)` answers `search`, `inspect` and `environments` for each profile under `root`
-(a pinned manifest or a served catalog). A profile is verified (`catalog.verify`: every
-catalog file's sha256 against the manifest switched in with it, and its counts) when first used
+`Engine(root)` answers `search`, `inspect` (and, for 1-100 names at once, `inspect_many` and
+`exists`) and `environments` for each profile under `root` (a pinned manifest or a served
+catalog). A profile is verified (`catalog.verify`: every catalog file's sha256 against the
+manifest switched in with it, and its counts) when first used
 and again whenever a stat shows that its manifest, catalog link or a catalog file changed
 (`catalog.files.catalog_stamps`: device, inode, type, size, modification and change time, so
 an in-place edit shows even with size and modification time put back); a failed verification
@@ -27,6 +28,10 @@ from ..models import (
     EnvironmentIdentity,
     EnvironmentsResponse,
     EnvironmentSummary,
+    ExistsRequest,
+    ExistsResponse,
+    InspectManyRequest,
+    InspectManyResponse,
     InspectRequest,
     InspectResponse,
     SearchRequest,
@@ -34,7 +39,9 @@ from ..models import (
     display_profile,
 )
 from .diff import DeclarationDiff, DiffRequest, diff_declarations
+from .inspect import exists as _exists
 from .inspect import inspect as _inspect
+from .inspect import inspect_many as _inspect_many
 from .loaded import LoadedCatalog
 from .search import search as _search
 
@@ -194,6 +201,18 @@ class Engine:
         """Look up one declaration; see `leanindex.engine.inspect.inspect`."""
         with self.lease(request.environment) as loaded:
             return _inspect(loaded, request)
+
+    def inspect_many(self, request: InspectManyRequest) -> InspectManyResponse:
+        """Look up 1-100 declarations in one lease, each answered or refused in its own entry;
+        see `leanindex.engine.inspect.inspect_many`."""
+        with self.lease(request.environment) as loaded:
+            return _inspect_many(loaded, request)
+
+    def exists(self, request: ExistsRequest) -> ExistsResponse:
+        """Whether 1-100 names are declarations, from the name index; see
+        `leanindex.engine.inspect.exists`."""
+        with self.lease(request.environment) as loaded:
+            return _exists(loaded, request)
 
     def close_names(self, environment: str, names: Sequence[str]) -> tuple[str, list[list[str]]]:
         """Suggestions for names Lean does not know (`suggest.NameTable.suggest`: at most 8 each,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..catalog.manifest import HIDDEN_FACT
 from ..models import ApproximateFilter, Assurance, Completeness, SearchRequest
+from ..records import record_fields
 from .filters import SearchFilter, module_matches
 from .loaded import LoadedCatalog
 
@@ -38,10 +39,22 @@ def assess(catalog: LoadedCatalog, filters: list[SearchFilter]) -> tuple[Assuran
         spots = [
             spot.description
             for spot in source.blind_spots
-            if spot.field in fields and (read[spot.field] is None or spot.constant in (read[spot.field] or []))
+            for name in _affected(spot.field, fields)
+            if read[name] is None or spot.constant in (read[name] or [])
         ]
         found.append(ApproximateFilter(filter=f.field, fields=fields, blind_spots=list(dict.fromkeys(spots))))
     return (Assurance.APPROXIMATE if found else Assurance.COMPUTED), found
+
+
+#: Record fields derived from the same links in a signature: a notation the source does not
+#: link hides its constant from each of them, whichever one a blind spot was measured on.
+LINK_FIELDS = record_fields("type_constants", "conclusion_constants", "conclusion_head")
+
+
+def _affected(spot_field: str, fields: list[str]) -> list[str]:
+    """The fields among `fields` that a blind spot measured on `spot_field` concerns."""
+    related = LINK_FIELDS if spot_field in LINK_FIELDS else (spot_field,)
+    return [name for name in fields if name in related]
 
 
 def missing_in_scope(catalog: LoadedCatalog, request: SearchRequest) -> list[str]:

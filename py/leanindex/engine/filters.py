@@ -287,22 +287,25 @@ class TypeConstants(SearchFilter):
 
 class InstancesOf(SearchFilter):
     """`instances_of`: the instances of a class. Where the catalog records every instance's
-    class (the instance table, `catalog.instances`), exactly those the table lists for it (the
-    class as given, in canonical printing, else resolved as a type constant). Otherwise, as
-    before that table: instances (the `instance` flag) whose conclusion's head is the class
-    (resolved as a type constant), which needs recorded conclusions (`not_recorded` otherwise)
-    and reads `conclusion_head`, approximate where the source prints conclusions (doc-gen4)."""
+    class (the instance table, `catalog.instances`) and the table lists the class (as given, in
+    canonical printing, else resolved as a type constant), exactly those it lists. Otherwise
+    (no table, or a class the table files under another name: doc-gen4 files
+    `instance : DecidableEq Nat` under `Decidable`, the class its abbreviation unfolds to):
+    instances (the `instance` flag) whose conclusion's head is the class, which needs recorded
+    conclusions (`not_recorded` otherwise) and reads `conclusion_head`, approximate where the
+    source prints conclusions (doc-gen4)."""
 
     field = "instances_of"
     reads = record_fields("instance_class", "conclusion_head", "is_instance")
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
-        self.table = catalog.instances_recorded()
+        recorded = catalog.instances_recorded()
+        exact = catalog.has_instances if recorded else None
+        self.constants = ConstantSet(catalog, [request.instances_of or ""], "instances_of", exact=exact)
+        self.table = recorded and bool(self.constants.known) and catalog.has_instances(self.constants.known[0])
         if not self.table:
             require_recorded(catalog, "conclusions", "instances_of")
-        exact = catalog.has_instances if self.table else None
-        self.constants = ConstantSet(catalog, [request.instances_of or ""], "instances_of", exact=exact)
         self.unknown = self.constants.unknown
         self.resolved = self.constants.resolved
 

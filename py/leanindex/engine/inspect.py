@@ -1,18 +1,52 @@
-"""Exact inspect over one loaded catalog (DESIGN.md inspect contract)."""
+"""Exact inspect over one loaded catalog (DESIGN.md inspect contract), one name at a time or up
+to `models.MAX_LOOKUP_NAMES` at once, in full (`inspect_many`) or compactly (`exists`).
+
+Every look-up follows one rule (`_resolved`): the name as given, then in Lean's canonical
+printing; else `missing_module` when it is a linked name of a module the catalog lacks, else
+`not_found` with close names. A batch answers each name with what a single inspect answers or
+raises for it; only those per-name refusals (`PER_NAME_CODES`) become entries, anything else
+fails the call. A batch's close names (`closest`, and a `not_found` entry's `suggestions`) follow
+the checker's rule for unknown identifiers (`suggest.NameTable.suggest`: the names it ends, then
+the last components within a small edit distance; about a millisecond a name), where a single
+inspect's follow `LoadedCatalog.close_names` (an edit-similarity scan, which can take a tenth of a
+second a name: a batch of 100 unknown names would outlast a call's time budget).
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from ..errors import ErrorCode, LeanIndexError
-from ..models import INSPECT_RECORD_FIELDS, DeclarationFlags, InspectRequest, InspectResponse, display_profile
+from ..models import (
+    INSPECT_RECORD_FIELDS,
+    LOOKUP_COUNT_KEYS,
+    DeclarationFlags,
+    ExistsRequest,
+    ExistsResponse,
+    ExistsResult,
+    InspectManyRequest,
+    InspectManyResponse,
+    InspectManyResult,
+    InspectRequest,
+    InspectResponse,
+    LookupErrorCode,
+    display_profile,
+)
 from ..names import format_name, printed_namespace
-from ..records import FLAG_FIELDS, DeclarationRecord
+from ..records import FLAG_FIELDS, KIND_ORDER, DeclarationRecord
+from .assurance import completeness
 from .filters import parse_request_name
 from .loaded import LoadedCatalog
+
+T = TypeVar("T")
+
+#: The errors a batch look-up answers in a name's entry (what a single inspect raises for that
+#: name); any other error fails the whole call.
+PER_NAME_CODES = frozenset({ErrorCode.NOT_FOUND, ErrorCode.MISSING_MODULE, ErrorCode.NOT_RECORDED, ErrorCode.INVALID_REQUEST})
 
 
 def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
@@ -23,26 +57,97 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
     is a declaration of a module the catalog lacks (known from the links in its signatures:
     `CatalogGaps.missing_modules`), with `details.module` and `details.linked_from` (up to
     `LINKED_FROM_LIMIT` visible declarations whose types mention it, in `Name.lt` order);
-    `not_found` with `details.suggestions` (close names) and `details.missing_modules` (the
+    `not_recorded` when it is a constant the catalog's types mention that its source leaves
+    out (`_refuse_unrecorded`: `Nat.rec` in a doc-gen4 catalog), with `details.absent_facts`
+    and `details.linked_from`; `not_found` with `details.suggestions` (close names) and `details.missing_modules` (the
     modules the catalog lacks, which could declare it; empty for a catalog without gaps) when it
     is not in the catalog otherwise; `invalid_request` when it cannot be read as a name.
     """
-    row = _row_named(catalog, request.declaration_name)
-    canonical = request.declaration_name
-    if row is None:
-        canonical = format_name(parse_request_name(request.declaration_name, "declaration_name"))
-        row = _row_named(catalog, canonical)
-    if row is None:
-        _refuse_missing_module(catalog, request.declaration_name, canonical)
-        suggestions = catalog.close_names(request.declaration_name)
-        missing = [gap.module for gap in catalog.manifest.gaps.missing_modules]
-        # The catalog cannot rule out a declaration of a module it lacks: say so.
-        caveat = f" (it lacks {len(missing)} module(s) it imports or links, which may declare it)" if missing else ""
-        raise LeanIndexError(
-            ErrorCode.NOT_FOUND,
-            f"{request.declaration_name!r} is not a declaration of {display_profile(catalog.paths.profile)}{caveat}",
-            {"declaration_name": request.declaration_name, "suggestions": suggestions, "missing_modules": missing},
+    found = _resolved(catalog, request.declaration_name, "declaration_name", lambda name: _row_named(catalog, name), catalog.close_names)
+    return _answer(catalog, found)
+
+
+def inspect_many(catalog: LoadedCatalog, request: InspectManyRequest) -> InspectManyResponse:
+    """`inspect` of every name of `request.names`, in order: each entry holds its answer, or the
+    `not_found`/`missing_module`/`invalid_request` error `inspect` raises for it (with
+    `details.field` `names` for an unreadable name, and the batch's close names as a
+    `not_found`'s `suggestions`) and its `closest` names (`_batch_suggestions`). Raises any other
+    `LeanIndexError` for the whole call."""
+    results = []
+    for name in request.names:
+        try:
+            row = _resolved(catalog, name, "names", lambda text: _row_named(catalog, text), _batch_suggestions(catalog))
+        except LeanIndexError as error:
+            results.append(InspectManyResult(name=name, error=_per_name(error).body(), closest=_closest(catalog, name, error)))
+            continue
+        results.append(InspectManyResult(name=name, response=_answer(catalog, row)))
+    return InspectManyResponse(**_summary(catalog, [r.error.code if r.error else None for r in results]), results=results)
+
+
+def exists(catalog: LoadedCatalog, request: ExistsRequest) -> ExistsResponse:
+    """Whether each name of `request.names` is a declaration of the catalog, in order, by the
+    rule of `inspect` but read from the name index (`SearchIndex.position_of`, then the kind and
+    module arrays; no record is read): `exists`, `kind` and `module` for a found name; else
+    `error_code` (`not_found`, `missing_module` with the lacking module as `module`, or
+    `invalid_request`) and the `closest` names `inspect_many` gives. Raises any other
+    `LeanIndexError` for the whole call."""
+    index = catalog.index
+    results = []
+    for name in request.names:
+        try:
+            position = _resolved(catalog, name, "names", index.position_of, _batch_suggestions(catalog))
+        except LeanIndexError as error:
+            code = _per_name(error).code
+            module = error.details.get("module") if code is ErrorCode.MISSING_MODULE else None
+            results.append(
+                ExistsResult(
+                    name=name, exists=False, kind=None, module=module, closest=_closest(catalog, name, error),
+                    error_code=cast(LookupErrorCode, code.value),  # one of `PER_NAME_CODES`, by `_per_name`
+                )
+            )
+            continue
+        module_id = int(index.module_id[position])
+        results.append(
+            ExistsResult(
+                name=name, exists=True, kind=KIND_ORDER[int(index.kind[position])], module=catalog.modules[module_id] if module_id >= 0 else None
+            )
         )
+    return ExistsResponse(**_summary(catalog, [r.error_code for r in results]), results=results)
+
+
+def _resolved(catalog: LoadedCatalog, name: str, field: str, find: Callable[[str], T | None], suggest: Callable[[str], list[str]]) -> T:
+    """`find(name)`, else `find` of `name`'s canonical printing (`find` returns None for a name
+    the catalog does not hold). Raises `LeanIndexError`: `invalid_request` (`details.field` =
+    `field`) when neither finds it and it cannot be read as a name; `missing_module` or
+    `not_found` (`details.suggestions` = `suggest(name)`) as `inspect` says."""
+    found = find(name)
+    if found is not None:
+        return found
+    canonical = format_name(parse_request_name(name, field))
+    found = find(canonical)
+    if found is not None:
+        return found
+    _refuse_missing_module(catalog, name, canonical)
+    _refuse_unrecorded(catalog, name, canonical)
+    suggestions = suggest(name)
+    missing = [gap.module for gap in catalog.manifest.gaps.missing_modules]
+    absent = list(catalog.manifest.source.absent_facts)
+    # The catalog cannot rule out a declaration of a module it lacks, nor one its source leaves out: say so.
+    doubts = []
+    if missing:
+        doubts.append(f"it lacks {len(missing)} module(s) it imports or links")
+    if absent:
+        doubts.append(f"its source does not record {', '.join(absent)}")
+    caveat = f" ({'; '.join(doubts)}: the name may be one of those)" if doubts else ""
+    raise LeanIndexError(
+        ErrorCode.NOT_FOUND,
+        f"{name!r} is not a declaration of {display_profile(catalog.paths.profile)}{caveat}",
+        {"declaration_name": name, "suggestions": suggestions, "missing_modules": missing, "absent_facts": absent},
+    )
+
+
+def _answer(catalog: LoadedCatalog, row: dict[str, Any]) -> InspectResponse:
+    """The inspect answer of a stored record (`_decoded_row`)."""
     return InspectResponse(
         **catalog.identity().model_dump(),
         # An optional field the stored line leaves out has the record model's default.
@@ -53,8 +158,57 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
     )
 
 
+def _per_name(error: LeanIndexError) -> LeanIndexError:
+    """`error` when a batch answers it in the name's entry (`PER_NAME_CODES`); raises it otherwise."""
+    if error.code not in PER_NAME_CODES:
+        raise error
+    return error
+
+
+def _batch_suggestions(catalog: LoadedCatalog) -> Callable[[str], list[str]]:
+    """The close names of a batch look-up (see the module docstring): up to
+    `suggest.MAX_SUGGESTIONS` visible names, best first. The name table is built at the first
+    name that needs it (once per loaded catalog), so a batch of found names never builds it."""
+    return lambda name: catalog.name_table().suggest(name)
+
+
+def _closest(catalog: LoadedCatalog, name: str, error: LeanIndexError) -> list[str]:
+    """The `closest` names of a name a batch refused with `error`: a `not_found`'s suggestions,
+    else `_batch_suggestions`'."""
+    if error.code is ErrorCode.NOT_FOUND:
+        return list(error.details["suggestions"])
+    return _batch_suggestions(catalog)(name)
+
+
+def _summary(catalog: LoadedCatalog, codes: list[str | None]) -> dict[str, Any]:
+    """The identity, `counts` (per `LOOKUP_COUNT_KEYS`) and completeness fields of a batch
+    answer whose entries ended with `codes` (None: found): `PARTIAL` when some name is
+    `not_found` while the catalog lacks modules."""
+    counts = dict.fromkeys(LOOKUP_COUNT_KEYS, 0)
+    for code in codes:
+        counts[code or "found"] += 1
+    missing = [gap.module for gap in catalog.manifest.gaps.missing_modules]
+    return {
+        **catalog.identity().model_dump(),
+        "counts": counts,
+        "completeness": completeness(False, missing if counts[ErrorCode.NOT_FOUND.value] else []),
+        "missing_modules": missing,
+    }
+
+
 #: Most declarations a `missing_module` error names as linking the name.
 LINKED_FROM_LIMIT = 10
+
+
+def _linking(catalog: LoadedCatalog, name: str) -> tuple[int, list[str]]:
+    """How many visible declarations mention `name` in their types, and the first
+    `LINKED_FROM_LIMIT` of them (`Name.lt` order)."""
+    index = catalog.index
+    constant_id = catalog.constant_ids.get(name)
+    linking = index.positions_with_constant(constant_id, "type") if constant_id is not None else np.empty(0, dtype=np.int64)
+    visible = linking[~np.asarray(index.hidden[linking], dtype=bool)] if len(linking) else linking
+    names = catalog.all_names()
+    return len(visible), [names[int(p)] for p in visible[:LINKED_FROM_LIMIT]]
 
 
 def _refuse_missing_module(catalog: LoadedCatalog, given: str, canonical: str) -> None:
@@ -64,18 +218,34 @@ def _refuse_missing_module(catalog: LoadedCatalog, given: str, canonical: str) -
         module = catalog.missing_module_of(name)
         if module is None:
             continue
-        index = catalog.index
-        constant_id = catalog.constant_ids.get(name)
-        linking = index.positions_with_constant(constant_id, "type") if constant_id is not None else np.empty(0, dtype=np.int64)
-        visible = linking[~np.asarray(index.hidden[linking], dtype=bool)] if len(linking) else linking
-        names = catalog.all_names()
-        linked_from = [names[int(p)] for p in visible[:LINKED_FROM_LIMIT]]
+        count, linked_from = _linking(catalog, name)
         examples = f", e.g. {', '.join(linked_from[:3])}" if linked_from else ""
         raise LeanIndexError(
             ErrorCode.MISSING_MODULE,
             f"{name!r} is a declaration of module {module}, which {display_profile(catalog.paths.profile)} imports or links "
-            f"but holds no declaration of; {len(visible)} declaration(s) of the catalog mention it in their types{examples}",
+            f"but holds no declaration of; {count} declaration(s) of the catalog mention it in their types{examples}",
             {"declaration_name": given, "module": module, "linked_from": linked_from},
+        )
+
+
+def _refuse_unrecorded(catalog: LoadedCatalog, given: str, canonical: str) -> None:
+    """Raise `not_recorded` when `given` or `canonical` is a constant the catalog's types
+    mention but not one of its declarations, and its source leaves some declarations out
+    (`SourceInfo.absent_facts`: doc-gen4 lists no recursors such as `Nat.rec`, no private or
+    auxiliary declarations): the constant exists, the catalog cannot show it. Return otherwise."""
+    absent = catalog.manifest.source.absent_facts
+    if not absent:
+        return
+    for name in dict.fromkeys([given, canonical]):
+        if name not in catalog.constant_ids:
+            continue
+        count, linked_from = _linking(catalog, name)
+        identity = catalog.identity()
+        raise LeanIndexError(
+            ErrorCode.NOT_RECORDED,
+            f"{name!r} is a constant {count} declaration(s) of {identity.environment} mention in their types, but not one of "
+            f"its declarations: its source ({identity.source or 'unknown'}) does not record {', '.join(absent)}",
+            {"declaration_name": given, "absent_facts": list(absent), "linked_from": linked_from},
         )
 
 

@@ -6,7 +6,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-from ..tools import TOOL_NAMINGS, ToolNaming
+from ..tool_naming import DEFAULT_TOOL_NAMING, TOOL_NAMINGS, ToolNaming
 
 #: Environment variable holding the optional bearer token of `leanindex serve`.
 TOKEN_ENV = "LEANINDEX_TOKEN"
@@ -50,7 +50,8 @@ class ServiceConfig:
     - `allowed_hosts`: host names (no port) the server answers to besides `LOCAL_HOST_NAMES` and
       `host`; a request whose `Host` header names another gets 421 `host_not_allowed` on every
       route (DNS-rebinding guard; `host_names()` is the whole list).
-    - `tool_names`: the names MCP lists tools under: `dotted`, `underscore` or `both`.
+    - `tool_names`: the names MCP lists tools under: `dotted` (default, `DEFAULT_TOOL_NAMING`),
+      `underscore` or `both` (every tool twice).
 
     Connection limits of `leanindex serve` (`service.h11server`; uvicorn's own settings where
     it has them):
@@ -74,7 +75,7 @@ class ServiceConfig:
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     host: str = "127.0.0.1"
     allowed_hosts: tuple[str, ...] = field(default_factory=tuple)
-    tool_names: ToolNaming = "both"
+    tool_names: ToolNaming = DEFAULT_TOOL_NAMING
     request_read_timeout_s: float = 10.0
     keep_alive_timeout_s: int = 5
     max_header_bytes: int = 16_384

@@ -9,7 +9,10 @@ of `errors.HTTP_STATUS`):
   query parameters (`models.search_request_from_query`), the same answer;
 - `GET /v1/declarations/{name}?environment=ID`: `InspectResponse`; `name` is the percent-encoded
   full Lean name and may contain `/`, `.`, `«»`, newlines and any Unicode (`LeanNameConvertor`
-  keeps it whole);
+  keeps it whole); any other query parameter is refused with its close names;
+- `GET /v1/environments/{older}/diff/{newer}?categories=...&limit=...&after=...`: the
+  `DeclarationDiff` (`category` is the same as `categories`; any other parameter is refused with
+  its close names);
 - `POST /v1/check`: body `CheckRequest`, answer `CheckResponse` (Lean's verdict on a complete
   file), when the app was given a checker; 404 `check_disabled` otherwise;
 - the POST route of every other tool of `leanindex.tools.TOOLS` (`ToolSpec.http_route`), made
@@ -17,7 +20,8 @@ of `errors.HTTP_STATUS`):
   `POST /v1/declarations/inspect`, `/v1/environments`, `/v1/catalog/diff` (the same calls as
   the GET routes above), `/v1/check/batch`, `/v1/check/target`, `/v1/audit`,
   `/v1/proof/state`, `/v1/proof/step`, `/v1/proof/close`, `/v1/proof/steps`,
-  `/v1/proof/tree` (errors and `check_disabled` as `/v1/check`);
+  `/v1/proof/tree` (errors and `check_disabled` as `/v1/check`), `/v1/declarations/inspect_many`
+  and `/v1/declarations/exists` (1-100 names, each answered or refused in its own entry);
 - `GET /healthz`: the process is alive (never needs the token);
 - `GET /readyz`: 200 when every profile's catalog verified against its manifest, else 503;
 - `GET /metrics`: Prometheus text (see `leanindex.service.metrics`);
@@ -40,11 +44,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, TypeVar
 
-from fastapi import FastAPI, Path, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from pydantic import BaseModel
@@ -67,7 +71,7 @@ from ..models import (
     search_query_parameters,
     search_request_from_query,
 )
-from ..validation import parse_request
+from ..validation import parse_request, unknown_name_error
 from ..version import __version__
 from .check import unless_disconnected
 from .config import ServiceConfig
@@ -159,6 +163,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     app.add_route("/mcp", NamedEndpoint(StreamableHTTPASGIApp(sessions), "/mcp"), include_in_schema=False)  # type: ignore[arg-type]
     install_error_handlers(app)
     install_middleware(app, config, metrics)
+    # FastAPI documents replacing `app.openapi` as the way to customise the document.
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app
 
@@ -230,12 +235,14 @@ def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, metrics:
         responses=error_responses(ErrorCode.INVALID_REQUEST, ErrorCode.NOT_RECORDED, *_CATALOG, *_LIMITS),
         operation_id="diffEnvironments",
         tags=["declarations"],
+        dependencies=[Depends(_known_parameters(_DIFF_PARAMETERS))],
     )
     async def diff(
         request: Request,
         older: Annotated[ProfileId, Path(description="The older profile id, e.g. CORE-V4-19; case-insensitive.")],
         newer: Annotated[ProfileId, Path(description="The newer profile id; case-insensitive.")],
-        category: Annotated[list[ChangeCategory] | None, Query(description="Change categories to list (repeat the parameter) [every recorded one].")] = None,
+        categories: Annotated[list[ChangeCategory] | None, Query(description="Change categories to list (repeat the parameter) [every recorded one].")] = None,
+        category: Annotated[list[ChangeCategory] | None, Query(description="The same as categories (either may be repeated; both lists are taken).")] = None,
         limit: Annotated[int, Query(ge=1, le=DIFF_LIMIT_MAX, description="Changes per page.")] = 100,
         after: Annotated[str | None, Query(min_length=1, max_length=512, description="The previous page's next_cursor.")] = None,
     ) -> DeclarationDiff:
@@ -243,14 +250,12 @@ def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, metrics:
         gaps, counts of added, removed, retyped, reprinted, deprecated and renamed
         declarations, then a page of them;
         `409 not_recorded` when a listed category needs deprecation a catalog does not record;
-        `400 invalid_request` for a query parameter other than these three (`categories`, say,
-        which would otherwise be dropped unseen and list every category)."""
-        unknown = sorted(set(request.query_params) - {"category", "limit", "after"})
-        if unknown:
-            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"unknown query parameter {unknown[0]!r} (the parameters are category, limit and after)", {"field": unknown[0]})
+        `400 invalid_request` for a query parameter other than these (`categorys`, say, which
+        would otherwise be dropped unseen and list every category), with its close names."""
         if "limit" in request.query_params:
             query_value("limit", request.query_params["limit"], "integer")  # the one spelling of a number
-        body = DiffRequest(older=older, newer=newer, categories=category or [], limit=limit, after=after)
+        listed = [*(categories or []), *(category or [])]
+        body = DiffRequest(older=older, newer=newer, categories=listed, limit=limit, after=after)
         return await _answer(engine, metrics, request, older, calls.diff(body))
 
     # Declared before the inspect route, which would otherwise take `search` for a name.
@@ -275,6 +280,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, metrics:
         responses=error_responses(ErrorCode.INVALID_REQUEST, ErrorCode.NOT_FOUND, *_CATALOG, *_LIMITS),
         operation_id="inspectDeclaration",
         tags=["declarations"],
+        dependencies=[Depends(_known_parameters({"environment": "environment"}))],
     )
     async def inspect(
         request: Request,
@@ -282,9 +288,30 @@ def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, metrics:
         environment: Annotated[ProfileId, Query(description="Profile id such as CORE; case-insensitive.")],
     ) -> InspectResponse:
         """Everything the catalog holds about one declaration (`lean.declaration.inspect`);
-        404 `not_found` with close names in `details.suggestions` when it is not there."""
+        404 `not_found` with close names in `details.suggestions` when it is not there; 400
+        `invalid_request` for a query parameter other than `environment`."""
         body = InspectRequest(environment=environment, declaration_name=name)
         return await _answer(engine, metrics, request, body.environment, calls.inspect(body))
+
+
+#: The query parameters of the diff GET route as `validation.close_names` spellings: the
+#: request's field names, and `category`, the same as `categories`.
+_DIFF_PARAMETERS = {"categories": "categories", "category": "categories", "limit": "limit", "after": "after"}
+
+
+def _known_parameters(known: dict[str, str]) -> Callable[[Request], None]:
+    """A route dependency raising `LeanIndexError(invalid_request)` for the first query
+    parameter (in name order) not among `known`'s spellings, with its close names
+    (`validation.unknown_name_error`): a parameter the route would drop unseen changes the
+    answer without a word. FastAPI solves a route's dependencies before its own parameters, so
+    `?env=CORE` gets `did you mean environment?`, not only `environment: Field required`."""
+
+    def refuse_unknown(request: Request) -> None:
+        unknown = sorted(set(request.query_params) - set(known))
+        if unknown:
+            raise unknown_name_error("query parameter", unknown[0], known)
+
+    return refuse_unknown
 
 
 def _check_route(app: FastAPI, engine: Engine, calls: ToolCalls) -> None:
@@ -342,7 +369,8 @@ def _tool_route(app: FastAPI, engine: Engine, spec: ServedTool, method: str, pat
         return await unless_disconnected(spec.call(body), request.is_disconnected)
 
     endpoint.__annotations__ = {"request": Request, "body": spec.request_model, "return": spec.response_model}
-    errors = _CHECKER_ERRORS if spec.tag == "check" else (ErrorCode.INVALID_REQUEST, ErrorCode.NOT_RECORDED, *_CATALOG)
+    # Every body can be over the server's limit (413), a batch look-up's 100 names most of all.
+    errors = _CHECKER_ERRORS if spec.tag == "check" else (ErrorCode.INVALID_REQUEST, ErrorCode.NOT_RECORDED, ErrorCode.PAYLOAD_TOO_LARGE, *_CATALOG)
     app.add_api_route(
         path,
         endpoint,

@@ -13,7 +13,7 @@ from fastapi.responses import Response
 from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
@@ -82,6 +82,14 @@ def mcp_sessions(config: ServiceConfig, mcp_server: Server[Any]) -> StreamableHT
     return StreamableHTTPSessionManager(app=mcp_server, json_response=True, stateless=True, security_settings=security)
 
 
+def _body_model(request: Request) -> type[BaseModel] | None:
+    """The request model of the route's JSON body, so a refused body's unknown field gets its
+    close names (`validation.invalid_request`); None for a route without one."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    annotation = getattr(getattr(field, "field_info", None), "annotation", None)
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Answer every failure with the shared error object: library errors with their code's
     status, request validation with 400 `invalid_request` (not 422), unknown routes with 404
@@ -93,7 +101,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def on_request_invalid(request: Request, error: RequestValidationError) -> Response:
-        return error_response(invalid_request(error.errors(), drop_prefix=("body",)))
+        return error_response(invalid_request(error.errors(), drop_prefix=("body",), model=_body_model(request)))
 
     @app.exception_handler(ValidationError)
     async def on_model_invalid(request: Request, error: ValidationError) -> Response:

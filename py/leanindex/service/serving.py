@@ -101,6 +101,7 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
 
         return bounded
 
+    # uvicorn's protocol annotates the transport as `asyncio.Transport`, narrower than the base's.
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()

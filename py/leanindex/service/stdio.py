@@ -194,6 +194,7 @@ async def checked_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
     os.close(null)
     try:
         lines = _CheckedLines(os.fdopen(private, "rb", closefd=False))
+        # The SDK annotates `stdin` as an anyio file; it only iterates lines, which `lines` gives.
         async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.write_stream = write_stream
             lines.ready.set()

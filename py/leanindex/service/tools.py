@@ -38,7 +38,18 @@ from ..checker.models import (
 from ..engine import Engine
 from ..engine.diff import DeclarationDiff, DiffRequest
 from ..errors import ErrorCode, LeanIndexError
-from ..models import EnvironmentsRequest, EnvironmentsResponse, InspectRequest, InspectResponse, SearchRequest, SearchResponse
+from ..models import (
+    EnvironmentsRequest,
+    EnvironmentsResponse,
+    ExistsRequest,
+    ExistsResponse,
+    InspectManyRequest,
+    InspectManyResponse,
+    InspectRequest,
+    InspectResponse,
+    SearchRequest,
+    SearchResponse,
+)
 from ..tools import TOOLS, ToolSpec
 from .gate import CallGate
 
@@ -64,6 +75,14 @@ class ToolCalls:
     async def inspect(self, request: InspectRequest) -> InspectResponse:
         """`Engine.inspect`."""
         return await self.gate.run(self.engine.inspect, request)
+
+    async def inspect_many(self, request: InspectManyRequest) -> InspectManyResponse:
+        """`Engine.inspect_many` (one gated call for all of its names)."""
+        return await self.gate.run(self.engine.inspect_many, request)
+
+    async def exists(self, request: ExistsRequest) -> ExistsResponse:
+        """`Engine.exists` (one gated call for all of its names)."""
+        return await self.gate.run(self.engine.exists, request)
 
     async def environments(self, request: EnvironmentsRequest) -> EnvironmentsResponse:
         """`Engine.environments` (the request has no fields)."""

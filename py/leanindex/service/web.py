@@ -5,12 +5,16 @@ Routes (HTML; no JavaScript anywhere):
 - `GET /`: the search form (environment selector, one query box, the filters as fields) and,
   when the query asks something, one page of results: name, kind, the type in a monospace font
   with its constants linked to their own pages, module, its source and doc links (when known),
-  the doc's first line, the
+  the docstring's opening (`page_markdown.summary`: its first paragraph as Markdown, cut at a
+  sentence or a space with an ellipsis), the
   completeness line (`21–40 of 94 · complete` / `· more` / `· incomplete`, with a link to the
   next page) and the notes that concern this answer only (`render.search_caveats`: modules in
   scope missing from the catalog, filters that read approximate fields; a hidden count the
-  source cannot know shown as unknown);
-- `GET /d/{name}?env=ID`: one declaration, everything inspect returns, with links onward
+  source cannot know shown as unknown); when nothing matched, a hint (`zero_hint`: the names
+  closest to a lone name fragment, the same search without each part of the query, the
+  fragments as words or the one word as a fragment);
+- `GET /d/{name}?env=ID`: one declaration, everything inspect returns (its docstring rendered
+  by `page_markdown.render_doc`), with links onward
   (its namespace, the declarations whose type mentions it, each constant of its type, its
   source and doc links);
 - `GET /static/page.css`: the pages' one stylesheet (`templates/page.css`), so the pages need
@@ -24,27 +28,33 @@ Routes (HTML; no JavaScript anywhere):
 Links leaving the site (a declaration's `source_url` and `doc_url`) are rendered only by
 `external_link`, which re-checks each with the catalog's one link rule
 (`catalog.links.link_problem`) and renders no `href` for anything but an http(s) link, so a
-catalog built before that rule cannot put script on a page. Everything else is escaped by
-Jinja2's autoescaping; the page's own links are built by `declaration_url` and `search_url`.
+catalog built before that rule cannot put script on a page. Docstrings are Markdown rendered by
+`page_markdown` (raw HTML as text, links only by the same rule, no images). Everything else is
+escaped by Jinja2's autoescaping; the page's own links are built by `declaration_url` and
+`search_url`.
 
 The page is an adapter: every answer comes from the `lean.declaration.search` and
 `lean.declaration.inspect` tools (`service.tools`, same request models, same gate, so the same
 limits as the API); what is here is only reading the query box (`parse_query`), splitting a
-type into text and links (`type_segments`), and templates (`templates/*.html`, Jinja2).
+type into text and links (`type_segments`), saying reasons and hints in words (`why_here`,
+`zero_hint`), and templates (`templates/*.html`, Jinja2).
 
-The query box's short syntax (documented on the page): words are ANDed; `c:Name` a constant
+The query box's short syntax (documented on the page once, in the folded "Filters and syntax"
+help that the bare form's examples point to): words are ANDed; `c:Name` a constant
 the type must mention (repeatable), `ns:Name` a namespace prefix, `kind:theorem` a kind,
 `mod:Init.Data` a module prefix; one bare word is the name fragment (`add_comm`). The words box
 (`text=`) is the request's `text` (words in names, docstrings and types, BM25-ranked), and the
 order field (`order=name|relevance`) its `order`; left empty, the engine's default holds
-(relevance with words, `Name.lt` without), and in relevance order each result shows the
-`match_reasons` that place it. `limit` and `start` must be whole numbers as every query string
-spells them (`models.query_value`): anything else is the page with `invalid_request` (400),
+(relevance with words, `Name.lt` without), and in relevance order each result says why it is
+there (`why_here`): the words typed that it matched (the answer's `text` reasons carry the
+index's stems, `cauchi`; `typed_words` maps them back) and each ranking criterion in words.
+`limit` and `start` must be whole numbers as every query string spells them (`models.query_value`): anything else is the page with `invalid_request` (400),
 never a server error.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -59,13 +69,15 @@ from markupsafe import Markup
 from pydantic import ValidationError
 
 from ..catalog.links import link_problem
-from ..errors import HTTP_STATUS, LeanIndexError
+from ..catalog.text import Words
+from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
 from ..models import (
     Assurance,
     Completeness,
     EnvironmentsRequest,
     InspectRequest,
     Kind,
+    MatchReason,
     SearchOrder,
     SearchRequest,
     SearchResponse,
@@ -73,6 +85,7 @@ from ..models import (
     search_caveats,
 )
 from ..validation import invalid_request
+from .page_markdown import render_doc, summary
 from .tools import ToolCalls
 
 TOKEN_COOKIE = "leanindex_token"
@@ -161,6 +174,14 @@ def read_form(params: Mapping[str, list[str]], default_environment: str) -> Quer
     )
 
 
+def prefix_field(word: str) -> str | None:
+    """The `SearchRequest` field a word of the query box fills by its prefix (`ns:Nat` ->
+    `namespace_prefixes`, see `PREFIXES`), or None for a name fragment (no known prefix, or
+    nothing after the colon)."""
+    prefix, colon, value = word.partition(":")
+    return PREFIXES[prefix] if colon and prefix in PREFIXES and value else None
+
+
 def parse_query(query: Query) -> dict[str, Any] | None:
     """The `SearchRequest` fields the query asks for, or None when it asks nothing (an empty box,
     no words and no filter field: the bare form). Bare words are name fragments that must all
@@ -171,9 +192,9 @@ def parse_query(query: Query) -> dict[str, Any] | None:
                                     "kinds": list(query.kinds), "module_prefixes": list(query.modules)}
     bare: list[str] = []
     for word in query.text.split():
-        prefix, colon, value = word.partition(":")
-        if colon and prefix in PREFIXES and value:
-            fields[PREFIXES[prefix]].append(value)
+        field = prefix_field(word)
+        if field is not None:
+            fields[field].append(word.partition(":")[2])
         else:
             bare.append(word)
     if not bare and not query.words and not any(fields.values()):
@@ -243,16 +264,131 @@ def declaration_url(environment: str, name: str) -> str:
     return f"/d/{quote(name, safe='')}?{urlencode({'env': environment})}"
 
 
-def search_url(environment: str, **params: Any) -> str:
-    """`/` with the query `params` (lists repeat their key)."""
+def search_url(environment: str, /, **params: Any) -> str:
+    """`/` with the query `params` (lists repeat their key). `environment` is positional only:
+    a page's query string is passed on as `params` and may hold any key, `environment` too."""
     return "/?" + urlencode({"env": environment, **params}, doseq=True)
 
 
-def _first_line(doc: str | None) -> str:
-    for line in (doc or "").splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+@functools.cache
+def _index_words() -> Words:
+    return Words()
+
+
+def typed_words(text: str, index_words: list[str]) -> list[str]:
+    """The words the user typed in the words box (`text`, split at spaces, surrounding
+    punctuation dropped, each once) that gave any of `index_words` (the stemmed index words a
+    result's `text` match reasons carry: `cauchi`), by the text index's own reading of a word
+    (`catalog.text.Words.query`), in the order typed; an index word no typed word gives is
+    kept as it is, after them, so nothing matched goes unsaid."""
+    words = _index_words()
+    wanted = set(index_words)
+    typed = [word for word in dict.fromkeys(raw.strip(",;:!?\"'") for raw in text.split()) if word]
+    found = [word for word in typed if wanted & set(words.query(word))]
+    given = {stem for word in found for stem in words.query(word)}
+    return found + [stem for stem in index_words if stem not in given]
+
+
+_NAME_HITS = {
+    "exact_name": "the fragment is the whole name",
+    "last_component": "the fragment is the name's last part",
+    "component_boundary": "a part of the name starts with the fragment",
+    "inside": "the fragment is inside the name",
+}
+_CRITERIA = {
+    "name_bytes": "name of {} bytes",
+    "binders": "binders: {}",
+    "uses": "used by {} declarations",
+}
+
+
+def why_here(reasons: list[MatchReason], words: str) -> str:
+    """A result's place in relevance order in the user's words, "" when `reasons` hold no
+    `relevance` criterion (name order): `your words commutativity, addition (text score
+    6.4555) · name of 12 bytes · binders: 2 · used by 0 declarations`. The words are those
+    typed in the words box (`words`) that the result matched (`typed_words`); each criterion
+    (`docs/ranking.md`) is said in words, one this page does not know as its `KEY=VALUE`."""
+    said: list[str] = []
+    score: str | None = None
+    for reason in reasons:
+        key, _, value = reason.value.partition("=")
+        if reason.filter != "relevance":
+            continue
+        if key == "bm25":
+            score = value
+        elif key == "name_hit":
+            said.append(_NAME_HITS.get(value, reason.value))
+        else:
+            said.append(_CRITERIA[key].format(value) if key in _CRITERIA else reason.value)
+    matched = [reason.value for reason in reasons if reason.filter == "text"]
+    first = [f"your words {', '.join(typed_words(words, matched))}"] if matched and (said or score) else []
+    if score is not None:
+        first = [f"{first[0]} (text score {score})"] if first else [f"text score {score}"]
+    return " · ".join(first + said)
+
+
+@dataclass(frozen=True)
+class ZeroHint:
+    """What to try when a search found nothing: `close_names`, the catalog's names closest to
+    `fragment` when that name fragment is all the query asks (inspect's `not_found`
+    suggestions; both empty/None otherwise); `broader`, one `(part, URL)` per part of the
+    query (a box word, a words-box word, a filter field value) for the same search without
+    that part, when it has two parts or more (at most `BROADER_LINKS`); `as_words`, the URL
+    that looks for the box's name fragments as words (names, docstrings, types); `as_fragment`,
+    the URL that looks for the one words-box word as a part of a name."""
+
+    fragment: str | None
+    close_names: list[str]
+    broader: list[tuple[str, str]]
+    as_words: str | None
+    as_fragment: str | None
+
+
+#: At most this many "without" links in a zero-result hint.
+BROADER_LINKS = 8
+
+
+def _query_params(query: Query, box: list[str], words: list[str], **fields: list[str]) -> dict[str, Any]:
+    """The query string of `query` with the box's tokens `box`, the words `words` and the
+    filter fields as in `fields` (absent: as in `query`); empty values left out."""
+    params = {"q": " ".join(box), "text": " ".join(words), "ns": query.namespaces, "kind": query.kinds, "mod": query.modules,
+              "c": query.constants, "order": query.order or "", "limit": "" if query.limit == 20 else str(query.limit), **fields}
+    return {key: value for key, value in params.items() if value}
+
+
+async def zero_hint(calls: ToolCalls, query: Query) -> ZeroHint:
+    """The `ZeroHint` of `query`, whose search found nothing. Asks inspect (the served tool)
+    for the name fragment when it is all the query asks; its `not_found` answer carries
+    the close names (an `invalid_request`, a fragment that is no Lean name, has none). Other
+    errors of that call (`busy`, ...) are raised as they are."""
+    box, words = query.text.split(), query.words.split()
+    fragments = [token for token in box if prefix_field(token) is None]
+    fields = {"ns": query.namespaces, "kind": query.kinds, "mod": query.modules, "c": query.constants}
+    parts: list[tuple[str, dict[str, Any]]] = [
+        (token, _query_params(query, box[:i] + box[i + 1 :], words)) for i, token in enumerate(box)
+    ] + [(word, _query_params(query, box, words[:i] + words[i + 1 :])) for i, word in enumerate(words)] + [
+        (f"{key}:{value}", _query_params(query, box, words, **{key: values[:i] + values[i + 1 :]}))
+        for key, values in fields.items() for i, value in enumerate(values)
+    ]
+    close: list[str] = []
+    if len(fragments) == 1 and len(parts) == 1:
+        try:
+            await calls.inspect(InspectRequest(environment=query.environment, declaration_name=fragments[0]))
+        except LeanIndexError as refused:
+            if refused.code not in (ErrorCode.NOT_FOUND, ErrorCode.INVALID_REQUEST):
+                raise
+            close = list(refused.details.get("suggestions") or [])
+        except ValidationError:
+            pass  # not a declaration name the request model takes: no close names
+    broader = [(part, search_url(query.environment, **params)) for part, params in parts] if len(parts) > 1 else []
+    kept = [token for token in box if token not in fragments]
+    return ZeroHint(
+        fragment=fragments[0] if close else None,
+        close_names=close,
+        broader=broader[:BROADER_LINKS],
+        as_words=search_url(query.environment, **_query_params(query, kept, words + fragments)) if fragments else None,
+        as_fragment=search_url(query.environment, **_query_params(query, box + words, [])) if len(words) == 1 and not fragments else None,
+    )
 
 
 def completeness_line(response: SearchResponse, start: int) -> str:
@@ -268,7 +404,7 @@ def completeness_line(response: SearchResponse, start: int) -> str:
 
 
 _templates.globals.update(
-    search_caveats=search_caveats,
+    search_caveats=search_caveats, render_doc=render_doc, why_here=why_here,
     orders=get_args(SearchOrder), stylesheet_path=STYLESHEET_PATH, external_link=external_link,
     declaration_url=declaration_url, search_url=search_url, type_segments=type_segments, notation_constants=notation_constants
 )
@@ -302,7 +438,7 @@ def install_pages(app: FastAPI, calls: ToolCalls) -> None:
         """The search form and one page of results (HTML)."""
         params = parse_qs(request.url.query)
         context: dict[str, Any] = {"environments": [], "query": read_form({}, ""), "kinds": [k.value for k in Kind],
-                                   "response": None, "error": None, "docs": {}, "next_url": None, "line": None}
+                                   "response": None, "error": None, "docs": {}, "next_url": None, "line": None, "hint": None}
         try:
             context["query"] = read_form(params, "")  # a bad number is refused before any search
             served = await environments()
@@ -314,8 +450,10 @@ def install_pages(app: FastAPI, calls: ToolCalls) -> None:
                 docs = {}
                 for result in response.results:
                     inspected = await calls.inspect(InspectRequest(environment=query.environment, declaration_name=result.name))
-                    docs[result.name] = (_first_line(inspected.doc), inspected.type_constants)
+                    docs[result.name] = (summary(inspected.doc), inspected.type_constants)
                 context.update(response=response, docs=docs, line=completeness_line(response, query.start))
+                if not response.results and query.after is None:
+                    context["hint"] = await zero_hint(calls, query)
                 if response.next_cursor:
                     kept = {k: v for k, v in params.items() if k not in ("after", "start", "env")}
                     context["next_url"] = search_url(query.environment, **kept, after=response.next_cursor,

@@ -1,0 +1,106 @@
+"""Start-up cost of the `leanindex` command: `--version`, `--help`, every command's `--help`, and a
+cold CLI search (a new process that opens and verifies the catalog, then answers) on the embedded
+Lean core catalog (profile CORE-DOCGEN, as `leanindex demo` imports it).
+
+Each command runs `--runs` times as a fresh process; per command it reports the median CPU time
+(user + system of the child, from `resource.getrusage(RUSAGE_CHILDREN)`) and the median wall
+time, in ms, and each `--help` as a multiple of `--version`'s CPU time. The cold search is
+skipped (and said so) when ROOT holds no CORE-DOCGEN catalog; `leanindex demo --root ROOT`
+imports one.
+
+Run:
+    .venv/bin/python benchmarks/startup_bench.py [--root ROOT] [--runs 7]
+Writes benchmarks/results/startup.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+
+import leanindex.cli as cli
+from leanindex.home import default_root
+
+REPO = Path(__file__).resolve().parents[1]
+COMMAND = [sys.executable, "-m", "leanindex"]
+SEARCH = ["search", "-e", "CORE-DOCGEN", "--name-contains", "add_comm", "--namespace", "Nat", "--json"]
+
+
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command and subcommand of `leanindex` (all modules loaded in this process only)."""
+    for modules in cli.COMMAND_MODULES.values():
+        for module in modules:
+            __import__(f"leanindex.cli.{module}")
+
+    def walk(command: click.Command, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+        found = [path] if path else []
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            found += walk(sub, (*path, name))
+        return found
+
+    return walk(cli.main, ())
+
+
+def measure(args: list[str], runs: int) -> dict[str, float]:
+    """Median CPU (user + system) and wall time in ms of `leanindex ARGS` over `runs` fresh
+    processes; raises `RuntimeError` when a run fails."""
+    cpu, wall = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        done = subprocess.run([*COMMAND, *args], capture_output=True, text=True)
+        wall.append((time.perf_counter() - started) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000)
+        if done.returncode != 0:
+            raise RuntimeError(f"leanindex {' '.join(args)} exited {done.returncode}: {done.stderr[-400:]}")
+    return {"cpu_ms_median": round(statistics.median(cpu), 1), "wall_ms_median": round(statistics.median(wall), 1), "runs": runs}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", type=Path, default=None, help="Root holding the CORE-DOCGEN catalog [the default root].")
+    parser.add_argument("--runs", type=int, default=7, help="Fresh processes per command (median taken).")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "startup.json")
+    options = parser.parse_args()
+    root = options.root or default_root()
+
+    figures: dict[str, dict[str, float]] = {}
+    version = figures["--version"] = measure(["--version"], options.runs)
+    print(f"{'--version':<36} cpu {version['cpu_ms_median']:>7.1f} ms  wall {version['wall_ms_median']:>7.1f} ms")
+    for path in [(), *command_paths()]:
+        label = " ".join((*path, "--help"))
+        result = figures[label] = measure([*path, "--help"], options.runs)
+        result["cpu_times_version"] = round(result["cpu_ms_median"] / version["cpu_ms_median"], 2)
+        print(f"{label:<36} cpu {result['cpu_ms_median']:>7.1f} ms  wall {result['wall_ms_median']:>7.1f} ms  {result['cpu_times_version']:.1f}x --version")
+
+    search_note = None
+    if (root / "manifests" / "core-docgen.json").exists():
+        result = figures["cold search (CORE-DOCGEN)"] = measure([*SEARCH, "--root", str(root)], options.runs)
+        print(f"{'cold search (CORE-DOCGEN)':<36} cpu {result['cpu_ms_median']:>7.1f} ms  wall {result['wall_ms_median']:>7.1f} ms")
+    else:
+        search_note = f"skipped: no CORE-DOCGEN catalog under {root} (run `leanindex demo --root {root}`)"
+        print(f"cold search: {search_note}")
+
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    options.out.write_text(json.dumps({
+        "what": "median CPU (user+system) and wall ms of fresh `leanindex` processes",
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": __import__("os").cpu_count()},
+        "search_args": SEARCH,
+        "search_note": search_note,
+        "figures": figures,
+    }, indent=2) + "\n")
+    print(f"wrote {options.out}")
+
+
+if __name__ == "__main__":
+    main()

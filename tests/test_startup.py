@@ -1,0 +1,148 @@
+"""Fast start (issue 30): `leanindex --help` and every command's `--help` load none of the engine,
+pyarrow, DuckDB, NumPy, FastAPI or MCP; the top-level listing shows each command's own summary;
+the option values copied for `--help` (`cli/shown.py`) match their homes; long commands print
+progress lines when stderr is not a terminal. Start-up figures are a benchmark
+(`benchmarks/startup_bench.py`), never timed assertions here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import leanindex.cli as cli
+from leanindex.cli import progress, shown
+from leanindex.sample import sample_stream_path
+
+#: Module prefixes a `--help` must not import: the engine and what it stands on, and the servers.
+HEAVY = ("leanindex.engine", "pyarrow", "duckdb", "numpy", "fastapi", "starlette", "mcp", "uvicorn", "leanindex.checker", "leanindex.service.mcp")
+
+
+def _all_commands() -> list[tuple[str, ...]]:
+    """Every command path of `main` ((), ("search",), ("catalog", "build"), ...)."""
+    for modules in cli.COMMAND_MODULES.values():
+        for module in modules:
+            __import__(f"leanindex.cli.{module}")
+
+    def walk(command: click.Command, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+        found = [path]
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            found += walk(sub, (*path, name))
+        return found
+
+    return walk(cli.main, ())
+
+
+_PROBE = (
+    "import json, sys\n"
+    "from leanindex.cli import main\n"
+    "try:\n"
+    "    main(sys.argv[1:], prog_name='leanindex')\n"
+    "except SystemExit as done:\n"
+    "    code = done.code\n"
+    "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}), file=sys.stderr)\n"
+)
+
+
+@pytest.mark.parametrize("path", _all_commands(), ids=lambda path: " ".join(path) or "leanindex")
+def test_help_loads_neither_the_engine_nor_the_servers(path: tuple[str, ...]) -> None:
+    done = subprocess.run([sys.executable, "-c", _PROBE, *path, "--help"], capture_output=True, text=True, check=True)
+    probe = json.loads(done.stderr.strip().splitlines()[-1])
+    assert probe["code"] == 0
+    assert "Usage: leanindex" in done.stdout
+    loaded = [module for module in probe["modules"] if module.startswith(HEAVY)]
+    assert loaded == [], f"`leanindex {' '.join(path)} --help` imported {loaded[:8]}"
+
+
+def test_importtime_of_help_names_no_heavy_module() -> None:
+    # The same check through `python -X importtime`, as a user would measure it.
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "leanindex", "--help"], capture_output=True, text=True, check=True)
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert "leanindex.cli" in imported
+    assert [module for module in imported if module.startswith(HEAVY)] == []
+
+
+def test_the_listing_shows_what_each_commands_own_help_would() -> None:
+    assert set(cli.COMMAND_SUMMARIES) == set(cli.COMMAND_MODULES)
+    listing = "import sys\nfrom leanindex.cli import main\nmain(['--help'], prog_name='leanindex')\n"
+    loading = "import importlib, leanindex.cli as cli\n" + "".join(
+        f"importlib.import_module('leanindex.cli.{module}')\n" for modules in cli.COMMAND_MODULES.values() for module in modules
+    )
+    lazy, loaded = (
+        subprocess.run([sys.executable, "-c", code + listing], capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"}).stdout
+        for code in ("", loading)
+    )
+    assert "search" in lazy and lazy == loaded
+    _all_commands()
+    for name, summary in cli.COMMAND_SUMMARIES.items():
+        assert cli.main.commands[name].get_short_help_str(limit=10**6) == summary, name
+
+
+def test_values_shown_in_help_match_their_homes() -> None:
+    from leanindex.catalog.pack import DEFAULT_MAX_BYTES, PACK_SUFFIX
+    from leanindex.checker.cluster import ON_ACTOR_DEATH
+    from leanindex.checker.models import MAX_TIMEOUT_S
+    from leanindex.docgen.links import DEFAULT_DOC_BASE
+    from leanindex.engine.diff import DIFF_CATEGORIES
+    from leanindex.tools import TOOL_NAMINGS
+
+    assert shown.DIFF_CATEGORIES == DIFF_CATEGORIES
+    assert shown.ON_ACTOR_DEATH == ON_ACTOR_DEATH
+    assert shown.MAX_TIMEOUT_S == MAX_TIMEOUT_S
+    assert shown.DEFAULT_DOC_BASE == DEFAULT_DOC_BASE
+    assert shown.PACK_SUFFIX == PACK_SUFFIX
+    assert shown.DEFAULT_MAX_BYTES == DEFAULT_MAX_BYTES
+    assert shown.TOOL_NAMINGS == TOOL_NAMINGS
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_lines_come_every_few_seconds_with_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    clock = _Clock()
+    lines = progress.ProgressLines("building core", "constants", 1000, every_s=5.0, clock=clock)
+    for done in range(0, 1001, 100):
+        clock.now = done / 50  # 50 constants a second, counted every 2 s: lines at 6 s, 12 s, 18 s
+        lines.update(done)
+    lines.finish(always=False)
+    printed = capsys.readouterr().err.splitlines()
+    assert printed[0] == "building core: 300/1,000 constants (30%), 50 constants/s, 0:00:06, ETA 0:00:14"
+    assert len(printed) == 4  # three on the way, one at the end
+    assert printed[-1].startswith("building core: 1,000/1,000 constants (100%)")
+
+
+def test_a_short_run_prints_no_line_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    clock = _Clock()
+    quiet = progress.ProgressLines("checking", "requests", None, rate_unit="checks", clock=clock)
+    quiet.update(3, rated=2)
+    quiet.finish(always=False)
+    assert capsys.readouterr().err == ""
+    quiet.finish(always=True)
+    assert capsys.readouterr().err == "checking: 3 requests, 0 checks/s, 0:00:00\n"
+
+
+def test_a_build_off_a_terminal_prints_progress_lines(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not on a terminal (CliRunner), no --progress: lines, since every line is "a few seconds" late.
+    monkeypatch.setattr(progress, "LINE_EVERY_S", 0.0)
+    monkeypatch.setattr(progress, "UPDATE_EVERY_LINES", 8)
+    result = CliRunner().invoke(
+        cli.main, ["catalog", "build", "--profile", "sample", "--input", str(sample_stream_path()), "--root", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("building sample: ")]
+    assert len(lines) >= 2 and "constants/s" in lines[0]
+    assert lines[-1].startswith("building sample: 76 constants")
+    quiet = CliRunner().invoke(
+        cli.main, ["catalog", "build", "--profile", "sample", "--input", str(sample_stream_path()), "--root", str(tmp_path), "--no-progress"]
+    )
+    assert quiet.exit_code == 0 and "building sample:" not in quiet.stderr
