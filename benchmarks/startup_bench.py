@@ -1,10 +1,12 @@
-"""Start-up cost of the `leanindex` command: `--version`, `--help`, every command's `--help`, and a
+"""Start-up cost of the `leanindex` command: `--version`, `--help`, every command's `--help`, a
 cold CLI search (a new process that opens and verifies the catalog, then answers) on the embedded
-Lean core catalog (profile CORE-DOCGEN, as `leanindex demo` imports it).
+Lean core catalog (profile CORE-DOCGEN, as `leanindex demo` imports it), and the same search
+through a running local server (`LEANINDEX_URL` set: a `leanindex serve` on ROOT, started here
+on a free port, warmed by one search; the figure is the CLI process's, not the server's).
 
 Each command runs `--runs` times as a fresh process; per command it reports the median CPU time
 (user + system of the child, from `resource.getrusage(RUSAGE_CHILDREN)`) and the median wall
-time, in ms, and each `--help` as a multiple of `--version`'s CPU time. The cold search is
+time, in ms, and each `--help` as a multiple of `--version`'s CPU time. The two searches are
 skipped (and said so) when ROOT holds no CORE-DOCGEN catalog; `leanindex demo --root ROOT`
 imports one.
 
@@ -17,12 +19,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
+import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -50,20 +56,50 @@ def command_paths() -> list[tuple[str, ...]]:
     return walk(cli.main, ())
 
 
-def measure(args: list[str], runs: int) -> dict[str, float]:
+def measure(args: list[str], runs: int, env: dict[str, str] | None = None) -> dict[str, float]:
     """Median CPU (user + system) and wall time in ms of `leanindex ARGS` over `runs` fresh
-    processes; raises `RuntimeError` when a run fails."""
+    processes (with `env` added to the environment); raises `RuntimeError` when a run fails."""
     cpu, wall = [], []
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run([*COMMAND, *args], capture_output=True, text=True)
+        done = subprocess.run([*COMMAND, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
         wall.append((time.perf_counter() - started) * 1000)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append(((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000)
         if done.returncode != 0:
             raise RuntimeError(f"leanindex {' '.join(args)} exited {done.returncode}: {done.stderr[-400:]}")
     return {"cpu_ms_median": round(statistics.median(cpu), 1), "wall_ms_median": round(statistics.median(wall), 1), "runs": runs}
+
+
+@contextmanager
+def local_server(root: Path) -> Iterator[str]:
+    """A `leanindex serve` on `root` at a free port of 127.0.0.1, answering `/healthz`; yields its
+    base URL and stops it after. Raises `RuntimeError` when it does not come up in 120 s."""
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    env = {key: value for key, value in os.environ.items() if key != "LEANINDEX_TOKEN"}
+    server = subprocess.Popen([*COMMAND, "serve", "--root", str(root), "--port", str(port)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("leanindex serve did not come up")
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def main() -> None:
@@ -85,8 +121,12 @@ def main() -> None:
 
     search_note = None
     if (root / "manifests" / "core-docgen.json").exists():
-        result = figures["cold search (CORE-DOCGEN)"] = measure([*SEARCH, "--root", str(root)], options.runs)
+        result = figures["cold search (CORE-DOCGEN)"] = measure([*SEARCH, "--root", str(root)], options.runs, {"LEANINDEX_URL": ""})
         print(f"{'cold search (CORE-DOCGEN)':<36} cpu {result['cpu_ms_median']:>7.1f} ms  wall {result['wall_ms_median']:>7.1f} ms")
+        with local_server(root) as url:
+            measure(SEARCH, 1, {"LEANINDEX_URL": url})  # the server opens the catalog on its first search
+            result = figures["search via LEANINDEX_URL (CORE-DOCGEN)"] = measure(SEARCH, options.runs, {"LEANINDEX_URL": url})
+        print(f"{'search via LEANINDEX_URL':<36} cpu {result['cpu_ms_median']:>7.1f} ms  wall {result['wall_ms_median']:>7.1f} ms")
     else:
         search_note = f"skipped: no CORE-DOCGEN catalog under {root} (run `leanindex demo --root {root}`)"
         print(f"cold search: {search_note}")

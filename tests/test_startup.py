@@ -1,5 +1,5 @@
 """Fast start (issue 30): `leanindex --help` and every command's `--help` load none of the engine,
-pyarrow, DuckDB, NumPy, FastAPI or MCP; the top-level listing shows each command's own summary;
+pyarrow, DuckDB, NumPy, FastAPI or MCP, nor pydantic and the models built with it; the top-level listing shows each command's own summary;
 the option values copied for `--help` (`cli/shown.py`) match their homes; long commands print
 progress lines when stderr is not a terminal. Start-up figures are a benchmark
 (`benchmarks/startup_bench.py`), never timed assertions here."""
@@ -21,6 +21,9 @@ from leanindex.sample import sample_stream_path
 
 #: Module prefixes a `--help` must not import: the engine and what it stands on, and the servers.
 HEAVY = ("leanindex.engine", "pyarrow", "duckdb", "numpy", "fastapi", "starlette", "mcp", "uvicorn", "leanindex.checker", "leanindex.service.mcp")
+#: Nor pydantic: building the models of `leanindex.errors`, `leanindex.models` and the others at
+#: import was most of a command's `--help` (exit statuses come from the pydantic-free `codes`).
+MODELS = ("pydantic", "leanindex.base", "leanindex.errors", "leanindex.models", "leanindex.records", "leanindex.identity", "leanindex.validation")
 
 
 def _all_commands() -> list[tuple[str, ...]]:
@@ -57,6 +60,8 @@ def test_help_loads_neither_the_engine_nor_the_servers(path: tuple[str, ...]) ->
     assert "Usage: leanindex" in done.stdout
     loaded = [module for module in probe["modules"] if module.startswith(HEAVY)]
     assert loaded == [], f"`leanindex {' '.join(path)} --help` imported {loaded[:8]}"
+    models = [module for module in probe["modules"] if module.startswith(MODELS)]
+    assert models == [], f"`leanindex {' '.join(path)} --help` imported {models[:8]}"
 
 
 def test_importtime_of_help_names_no_heavy_module() -> None:
@@ -89,6 +94,8 @@ def test_values_shown_in_help_match_their_homes() -> None:
     from leanindex.checker.models import MAX_TIMEOUT_S
     from leanindex.docgen.links import DEFAULT_DOC_BASE
     from leanindex.engine.diff import DIFF_CATEGORIES
+    from leanindex.models import SearchRequest
+    from leanindex.records import Kind
     from leanindex.tools import TOOL_NAMINGS
 
     assert shown.DIFF_CATEGORIES == DIFF_CATEGORIES
@@ -98,6 +105,16 @@ def test_values_shown_in_help_match_their_homes() -> None:
     assert shown.PACK_SUFFIX == PACK_SUFFIX
     assert shown.DEFAULT_MAX_BYTES == DEFAULT_MAX_BYTES
     assert shown.TOOL_NAMINGS == TOOL_NAMINGS
+    assert shown.KINDS == tuple(kind.value for kind in Kind)
+    assert shown.SEARCH_FIELDS == tuple(SearchRequest.model_fields)
+    # Each field `search` derives an option for: its value's JSON Schema type and description.
+    schema = SearchRequest.model_json_schema()["properties"]
+    derived = {}
+    for name in shown.SEARCH_DERIVED:
+        value = [option for option in schema[name].get("anyOf", [schema[name]]) if option.get("type") != "null"]
+        assert len(value) == 1 and (value[0]["type"] != "array" or value[0]["items"]["type"] == "string"), name
+        derived[name] = (value[0]["type"], SearchRequest.model_fields[name].description)
+    assert shown.SEARCH_DERIVED == derived
 
 
 class _Clock:

@@ -193,3 +193,45 @@ def test_parse_request_lists_the_fields_when_none_is_close() -> None:
         parse_request(SearchRequest, {"environment": "SAMPLE", "zzz": 1})
     assert raised.value.message.startswith("zzz: unknown field; the fields are environment, name_contains,")
     assert "suggestions" not in raised.value.details
+
+
+# --- the batch look-ups and inspect (found by a review) ---------------------------------------
+
+
+def test_the_batch_field_written_as_the_single_fields_plural_gets_names(served: str) -> None:
+    for route in ("/v1/declarations/exists", "/v1/declarations/inspect_many"):
+        error = refused(httpx.post(f"{served}{route}", json={"environment": "SAMPLE", "declaration_names": ["Nat.add_comm"]}))
+        assert error["message"] == "declaration_names: unknown field; did you mean names?", error
+
+
+@pytest.mark.parametrize("mode", ["local", "http"])
+def test_client_inspect_and_exists_refuse_a_misspelt_keyword_with_its_name(mode: str, sample_root: Path, served: str) -> None:  # noqa: F811
+    client = leanindex.Client.local(sample_root) if mode == "local" else leanindex.Client(served)
+    with client:
+        for call, keywords, right in [
+            (client.inspect, {"name": "Nat.add_comm"}, "declaration_name"),
+            (client.exists, {"declaration_names": ["Nat.add_comm"]}, "names"),
+            (client.inspect_many, {"declaration_names": ["Nat.add_comm"]}, "names"),
+        ]:
+            with pytest.raises(LeanIndexError) as raised:
+                call("SAMPLE", **keywords)
+            assert raised.value.code is ErrorCode.INVALID_REQUEST and raised.value.details["suggestions"] == [right]
+
+
+@pytest.mark.parametrize(
+    ("args", "suggested"),
+    [
+        (["inspect", "-e", "SAMPLE", "--name", "Nat.add_comm"], "DECLARATIONS (given without a flag)"),
+        (["exists", "-e", "SAMPLE", "--nmes", "x"], "NAMES (given without a flag)"),
+        (["exists", "-e", "SAMPLE", "--enviroment", "SAMPLE", "x"], "--environment"),
+    ],
+)
+def test_inspect_and_exists_flags_get_the_close_names(args: list[str], suggested: str) -> None:
+    ran = CliRunner().invoke(main, args)
+    assert ran.exit_code == 2 and f"Did you mean {suggested}" in ran.output, ran.output
+
+
+def test_the_environment_list_refuses_a_query_parameter(served: str) -> None:
+    error = refused(httpx.get(f"{served}/v1/environments", params={"foo": "1"}))
+    assert error["details"]["field"] == "foo"
+    assert httpx.get(f"{served}/v1/environments").status_code == 200

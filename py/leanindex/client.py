@@ -178,6 +178,12 @@ def _answers(tool: str) -> Callable[[F], F]:
     return mark
 
 
+def _given(**fields: Any) -> dict[str, Any]:
+    """`fields` without those left out (None), so a request missing one is refused as missing,
+    with the close name of a misspelt keyword given instead."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def _validated(model: type[BaseModel], **fields: Any) -> Any:
     try:
         return model.model_validate(fields)
@@ -185,8 +191,11 @@ def _validated(model: type[BaseModel], **fields: Any) -> Any:
         raise invalid_request(error.errors(), model=model) from None  # an unknown keyword gets its close names
 
 
-def _names(names: str | Iterable[str]) -> list[str]:
-    """The names of a batch look-up as a list: one plain string is one name, not its letters."""
+def _names(names: str | Iterable[str] | None) -> list[str] | None:
+    """The names of a batch look-up as a list: one plain string is one name, not its letters
+    (None when not given)."""
+    if names is None:
+        return None
     return [names] if isinstance(names, str) else list(names)
 
 
@@ -290,15 +299,17 @@ class Client:
         return self.call(DIFF, older=older, newer=newer, categories=listed, limit=limit, after=after)
 
     @_answers(INSPECT)
-    def inspect(self, environment: str, declaration_name: str) -> InspectResponse:
-        """Everything the catalog holds about one declaration, by exact full name.
+    def inspect(self, environment: str, declaration_name: str | None = None, **fields: Any) -> InspectResponse:
+        """Everything the catalog holds about one declaration, by exact full name. Other
+        keywords are the request's fields by name: a misspelt one (`name=`) is refused with the
+        right name, as on every surface.
 
         Raises `LeanIndexError`: `not_found` (with `details["suggestions"]`), and as `search`.
         """
-        return self.call(INSPECT, environment=environment, declaration_name=declaration_name)
+        return self.call(INSPECT, environment=environment, **_given(declaration_name=declaration_name), **fields)
 
     @_answers(INSPECT_MANY)
-    def inspect_many(self, environment: str, names: str | Iterable[str]) -> InspectManyResponse:
+    def inspect_many(self, environment: str, names: str | Iterable[str] | None = None, **fields: Any) -> InspectManyResponse:
         """`inspect` of 1-100 names in one call (`lean.declaration.inspect_many`; one name may be
         given as a plain string): one result per name in the order given, each the declaration
         (`response`) or the error `inspect` would raise for it (`error`: `not_found`,
@@ -308,10 +319,10 @@ class Client:
         over 1024 characters; checked here before anything is sent), and as `search`; a name's
         own error is its result's, never raised.
         """
-        return self.call(INSPECT_MANY, environment=environment, names=_names(names))
+        return self.call(INSPECT_MANY, environment=environment, **_given(names=_names(names)), **fields)
 
     @_answers(EXISTS)
-    def exists(self, environment: str, names: str | Iterable[str]) -> ExistsResponse:
+    def exists(self, environment: str, names: str | Iterable[str] | None = None, **fields: Any) -> ExistsResponse:
         """Whether 1-100 names are declarations (`lean.declaration.exists`; one name may be given
         as a plain string), e.g. `client.exists("CORE", ["Nat.add_comm", "Nat.add_comm'"])`: per
         name in the order given, `exists`, `kind` and `module`, or `error_code` and `closest`;
@@ -319,7 +330,7 @@ class Client:
 
         Raises `LeanIndexError` as `inspect_many`.
         """
-        return self.call(EXISTS, environment=environment, names=_names(names))
+        return self.call(EXISTS, environment=environment, **_given(names=_names(names)), **fields)
 
     @_answers(CHECK)
     def check(self, environment: str, code: str, *, reference: Any = None, timeout_s: float | None = None) -> CheckResponse:

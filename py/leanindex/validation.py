@@ -44,7 +44,8 @@ def _spelling(name: str) -> str:
 def _closeness(given: str, known: str) -> float:
     """How close spelling `given` is to spelling `known`, 0 (not close) to 1 (the same): difflib's
     ratio against the whole name, or a little less against one of its words (`limit` for
-    `result_limit`), or 0.75 when `known` starts with `given` (3 characters at least)."""
+    `result_limit`), or 0.75 when `known` starts with `given` (3 characters at least) or is one
+    of its words (`names` in `declaration_names`)."""
     if given == known:
         return 1.0
     whole = SequenceMatcher(None, given, known).ratio()
@@ -53,6 +54,10 @@ def _closeness(given: str, known: str) -> float:
         ratio = SequenceMatcher(None, given, word).ratio() if len(word) >= 3 else 0.0
         if ratio >= _WORD_CUTOFF:
             best = max(best, 0.95 * ratio)  # below a whole name as close
+    # The other way round: a known name that is one word of the given one
+    # (`declaration_names` for the batch tools' `names`).
+    if len(known) >= 4 and known in _WORD_SEPARATORS.split(given):
+        best = max(best, _WORD_CUTOFF)
     if len(given) >= 3 and known.startswith(given):
         best = max(best, _WORD_CUTOFF)
     return best

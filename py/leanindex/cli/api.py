@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import OUTCOME_EXIT, Outcome
+from ..codes import OUTCOME_EXIT, Outcome
 from . import main
 from .output import handles_errors, stderr, stdout
 

@@ -16,7 +16,6 @@ writing every result it has; 2 is a usage error.
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import closing
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import OUTCOME_EXIT, Outcome
+from ..codes import OUTCOME_EXIT, Outcome
 from . import main
 from .check import checker_config, checker_options, run_once
 from .output import emit_json, handles_errors, stderr
@@ -135,6 +134,8 @@ def check_batch(
                         advance(True)
             finally:
                 await checker.close()
+
+        import asyncio  # ~20 ms: not for `--help`
 
         run_once(lambda: asyncio.run(run()))
     report = BatchRunReport(

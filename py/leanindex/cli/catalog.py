@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
-from ..identity import display_profile
+from ..codes import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from . import main
 from .output import emit_json, handles_errors, json_option, report_on_stderr, root_option, stdout
 from .progress import constant_progress
@@ -30,6 +29,8 @@ def catalog() -> None:
 
 def print_manifest_summary(manifest: Manifest, paths: CatalogPaths) -> None:
     """A short human summary of a built or verified catalog."""
+    from ..identity import display_profile  # pydantic models: not for `--help`
+
     c = manifest.catalog
     stdout.print(f"profile       {display_profile(manifest.profile)}  ({manifest.source.kind})")
     stdout.print(f"lean          {manifest.lean.version}  {manifest.lean.githash or ''}".rstrip())
@@ -174,6 +175,8 @@ def verify(profile: str, root: str, as_json: bool) -> None:
 
 def print_diff(report: CatalogDiff) -> None:
     """A readable rendering of a catalog diff."""
+    from ..identity import display_profile  # pydantic models: not for `--help`
+
     stdout.print(f"profile       {display_profile(report.profile)}  against {report.committed}")
     if not report.committed_found:
         stdout.print("committed     none: there is no committed manifest to compare with")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..errors import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
+from ..codes import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
 from .shown import MAX_TIMEOUT_S

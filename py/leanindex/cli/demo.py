@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..home import ROOT_ENV, default_root
-from ..identity import display_profile
 from . import main
 from .catalog import print_manifest_summary
 from .docgen import print_import_summary
@@ -57,6 +56,7 @@ def demo(root: str | None, sample: bool) -> None:
     from ..catalog.layout import CatalogPaths
     from ..embedded import EMBEDDED_PROFILE, embedded_catalog, import_embedded
     from ..engine import Engine
+    from ..identity import display_profile
 
     if sample:
         with tempfile.TemporaryDirectory(prefix="leanindex-demo-") as scratch:

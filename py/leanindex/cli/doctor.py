@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..errors import OUTCOME_EXIT, Outcome
+from ..codes import OUTCOME_EXIT, Outcome
 from . import main
 from .output import emit_json, handles_errors, json_option, root_option, stdout
 

@@ -7,15 +7,18 @@ import logging
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
-from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
-from ..errors import EXIT_STATUS, ErrorCode, LeanIndexError
+# Codes and statuses without pydantic: a command's `--help` builds no models (issue 30); pydantic
+# and `validation` are imported on the error paths that need them.
+from ..codes import EXIT_STATUS, ErrorCode, LeanIndexError
 from ..home import ROOT_ENV, default_root, resolve_root
-from ..validation import close_names, did_you_mean, invalid_request
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -26,7 +29,7 @@ stderr = Console(stderr=True, soft_wrap=True, highlight=False)
 
 def emit_json(model: BaseModel | dict[str, Any]) -> None:
     """Print a response model (or dict) as one JSON document on stdout."""
-    data = model.model_dump(mode="json") if isinstance(model, BaseModel) else model
+    data = model if isinstance(model, dict) else model.model_dump(mode="json")
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
@@ -45,19 +48,10 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[Callable[P, R
             as_json = bool(kwargs.get(json_flag)) if json_flag else False
             try:
                 return command(*args, **kwargs)
-            except ValidationError as error:
-                failure = invalid_request(error.errors())
             except LeanIndexError as error:
                 failure = error
             except Exception as error:
-                # storage_failure codes OSError and DuckDB's I/O errors (None for anything else);
-                # imported here so that a command's --help does not load DuckDB.
-                from ..storage import storage_failure
-
-                coded = storage_failure(error)
-                if coded is None:
-                    raise
-                failure = coded
+                failure = _coded(error)
             if as_json:
                 emit_json(failure.to_dict())
             else:
@@ -77,6 +71,25 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[Callable[P, R
     return decorate
 
 
+def _coded(error: Exception) -> LeanIndexError:
+    """`error` as the `LeanIndexError` a command reports: `invalid_request` for a pydantic
+    `ValidationError`, `storage_full`/`io_error` for a failed write (`storage.storage_failure`);
+    re-raises anything else. Its imports are here so that a command's --help loads neither
+    pydantic nor DuckDB."""
+    from pydantic import ValidationError
+
+    if isinstance(error, ValidationError):
+        from ..validation import invalid_request
+
+        return invalid_request(error.errors())
+    from ..storage import storage_failure
+
+    coded = storage_failure(error)
+    if coded is None:
+        raise error
+    return coded
+
+
 class UnknownOption(click.NoSuchOption):
     """Click's usage error for an unknown option, ending with the close flags `close` (by
     `validation.close_names`, the rule every surface uses) instead of click's own guess."""
@@ -86,8 +99,14 @@ class UnknownOption(click.NoSuchOption):
         self.close = close
 
     def format_message(self) -> str:
+        from ..validation import did_you_mean  # pydantic: not for `--help`
+
         hint = did_you_mean(self.close)
         return f"{self.message} {hint[:1].upper()}{hint[1:]}" if hint else self.message
+
+
+#: Other words a user may write as a flag for an argument (`--name` for inspect's DECLARATIONS).
+_ARGUMENT_WORDS: dict[str, tuple[str, ...]] = {"declarations": ("name", "declaration_name", "names"), "names": ("name", "declaration_names")}
 
 
 class FieldCommand(click.Command):
@@ -100,7 +119,15 @@ class FieldCommand(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as error:
-            raise UnknownOption(error.option_name, close_names(error.option_name, self.flag_spellings(ctx)), ctx) from None
+            from ..validation import close_names  # pydantic: not for `--help`
+
+            spellings = self.flag_spellings(ctx)
+            # A flag named like an argument (`inspect --name X`): the argument is the close name.
+            for param in self.get_params(ctx):
+                if isinstance(param, click.Argument) and param.name:
+                    shown = f"{param.human_readable_name} (given without a flag)"
+                    spellings.update({word: shown for word in (param.name, *_ARGUMENT_WORDS.get(param.name, ()))})
+            raise UnknownOption(error.option_name, close_names(error.option_name, spellings), ctx) from None
 
     def flag_spellings(self, ctx: click.Context) -> dict[str, str]:
         """Every spelling of this command's options (each flag, alias, and the value's name)

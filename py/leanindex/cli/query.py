@@ -1,42 +1,42 @@
-"""`leanindex search`, `leanindex inspect` and `leanindex exists`: the query engine from the command line."""
+"""`leanindex search`, `leanindex inspect` and `leanindex exists`: the query engine from the command line.
+
+With `$LEANINDEX_URL` set (`URL_ENV`), they ask the leanindex server there (`leanindex.Client`,
+bearer token from `$LEANINDEX_TOKEN`) instead of opening the catalogs under `--root`: the same
+requests, answers, output and exit statuses, and the server's error object on a refusal.
+
+The request and response models (pydantic) are imported inside the commands and renderers:
+`--help` builds no models (issue 30); the options come from `shown.SEARCH_FIELDS`.
+"""
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic.fields import FieldInfo
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import OUTCOME_EXIT, Outcome
-from ..models import (
-    Assurance,
-    ExistsRequest,
-    ExistsResponse,
-    InspectManyRequest,
-    InspectManyResponse,
-    InspectRequest,
-    InspectResponse,
-    SearchRequest,
-    SearchResponse,
-    flag_settings,
-    hidden_text,
-    inspect_caveat,
-    inspect_details,
-    lookup_caveat,
-    search_caveats,
-)
-from ..records import Kind
+from ..codes import OUTCOME_EXIT, Outcome
 from . import main
 from .lazy import Engine
 from .output import FieldCommand, emit_json, handles_errors, json_option, root_option, stdout
+from .shown import KINDS, SEARCH_DERIVED, SEARCH_FIELDS
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ..models import ExistsResponse, InspectManyResponse, InspectResponse, SearchResponse
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: The environment variable naming a running leanindex server (e.g. `http://127.0.0.1:8000`)
+#: that `search`, `inspect` and `exists` ask instead of opening the catalogs themselves.
+URL_ENV = "LEANINDEX_URL"
 
 
 #: Columns between two cells of the results table.
@@ -110,6 +110,8 @@ def render_search(response: SearchResponse, console: Console | None = None) -> N
     answer (`models.search_caveats`, each once per command run: `_note`), the results
     (`_results`), then each result's links, one whole line each. On a terminal, prose is
     wrapped at spaces to its width, never inside a name (`_say`)."""
+    from ..models import Assurance, hidden_text, search_caveats
+
     out = console or stdout
     approximate = f"{Assurance.APPROXIMATE.value} · " if response.assurance is Assurance.APPROXIMATE else ""
     _say(
@@ -142,6 +144,8 @@ def render_inspect(response: InspectResponse, console: Console | None = None) ->
     """A readable card of one declaration for people on `console` (default: stdout), wrapped at
     spaces to a terminal's width (never inside a name: `_say`); the caveat once per command run
     (`_note`)."""
+    from ..models import inspect_caveat, inspect_details
+
     out = console or stdout
     # The type goes on its own line: doc-gen4 catalogs keep binders before the colon.
     out.print(Text(response.name, style="bold"), soft_wrap=True)
@@ -171,6 +175,8 @@ def _fragments(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 
 
 def _flags(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, bool] | None:
+    from ..models import flag_settings
+
     try:
         return flag_settings(values)
     except ValueError as error:
@@ -215,7 +221,7 @@ _SPELLED: dict[str, Callable[[F], F]] = {
         "--namespace-prefixes", "--namespace", "namespace_prefixes", multiple=True, callback=_list, help="Namespace prefix, e.g. Nat (repeatable)."
     ),
     "kinds": click.option(
-        "--kinds", "--kind", "kinds", multiple=True, callback=_list, type=click.Choice([k.value for k in Kind]), help="Kernel kind (repeatable)."
+        "--kinds", "--kind", "kinds", multiple=True, callback=_list, type=click.Choice(KINDS), help="Kernel kind (repeatable)."
     ),
     "module_prefixes": click.option(
         "--module-prefixes", "--module", "module_prefixes", multiple=True, callback=_list, help="Module prefix, e.g. Init.Data (repeatable)."
@@ -229,25 +235,45 @@ _SPELLED: dict[str, Callable[[F], F]] = {
 }
 
 
-def _derived_option(name: str, field: FieldInfo) -> Callable[[F], F]:
-    """`--field-name` for a `SearchRequest` field without a spelled option: repeatable for a
-    list of names or strings, one value otherwise. Raises `TypeError` for a field whose type
-    the command line cannot give, so a new filter never goes missing from it silently."""
-    schema = SearchRequest.model_json_schema()["properties"][name]
-    options = [o for o in schema.get("anyOf", [schema]) if o.get("type") != "null"]
+def _derived_option(name: str) -> Callable[[F], F]:
+    """`--field-name` for a `SearchRequest` field without a spelled option, from its entry in
+    `shown.SEARCH_DERIVED`: repeatable for a list of strings, one value otherwise. Raises
+    `TypeError` for a field listed in neither, so a new filter never goes missing silently
+    (tests/test_startup.py checks both copies against the model)."""
+    if name not in SEARCH_DERIVED:
+        raise TypeError(f"SearchRequest.{name} needs a spelled option in leanindex/cli/query.py or an entry in cli/shown.py")
+    value, description = SEARCH_DERIVED[name]
     flag = "--" + name.replace("_", "-")
-    if len(options) == 1 and options[0].get("type") == "array" and options[0].get("items", {}).get("type") == "string":
-        return click.option(flag, name, multiple=True, callback=_list, help=field.description)
-    if len(options) == 1 and options[0].get("type") in ("string", "integer", "boolean"):
-        return click.option(flag, name, type={"string": str, "integer": int, "boolean": bool}[options[0]["type"]], help=field.description)
-    raise TypeError(f"SearchRequest.{name} needs a spelled option in leanindex/cli/query.py")
+    if value == "array":
+        return click.option(flag, name, multiple=True, callback=_list, help=description)
+    return click.option(flag, name, type={"string": str, "integer": int, "boolean": bool}[value], help=description)
 
 
 def search_options(command: F) -> F:
-    """One option per `SearchRequest` field, in the model's order."""
-    for name, field in reversed(list(SearchRequest.model_fields.items())):
-        command = (_SPELLED.get(name) or _derived_option(name, field))(command)
+    """One option per `SearchRequest` field, in the model's order (`shown.SEARCH_FIELDS`)."""
+    for name in reversed(SEARCH_FIELDS):
+        command = (_SPELLED.get(name) or _derived_option(name))(command)
     return command
+
+
+def _ask(root: str, method: str, request: BaseModel) -> Any:
+    """The answer to `request` from the query `method` (`search`, `inspect`, `inspect_many` or
+    `exists`: the `leanindex.Engine` method, and the `leanindex.tools` tool whose
+    `client_method` it is): from the server at `$LEANINDEX_URL` when it is set (through
+    `leanindex.Client`, token `$LEANINDEX_TOKEN`; its `LeanIndexError`s carry the server's
+    error object, `backend_error` when the server cannot be reached), else from the engine on
+    the catalogs under `root`. Raises `LeanIndexError` as that tool does."""
+    url = os.environ.get(URL_ENV)
+    if not url:
+        return getattr(Engine(root), method)(request)
+    # The client and the tool table load every model of every tool: imported for this path only.
+    from ..client import Client
+    from ..service.config import TOKEN_ENV
+    from ..tools import TOOLS
+
+    tool = next(spec.name for spec in TOOLS if spec.client_method == method)
+    with Client(url, token=os.environ.get(TOKEN_ENV) or None) as client:
+        return client.call(tool, **request.model_dump(exclude_none=True))
 
 
 @main.command(cls=FieldCommand)
@@ -257,11 +283,13 @@ def search_options(command: F) -> F:
 @handles_errors()
 def search(root: str, as_json: bool, **fields: Any) -> None:
     """Bounded search of declarations (by name fragment, type constants, words, namespace, kind, module), in Name.lt or relevance order, with an honest completeness signal."""
-    response = Engine(root).search(SearchRequest(**_with_type_pattern(fields)))
+    from ..models import SearchRequest
+
+    response = _ask(root, "search", SearchRequest(**_with_type_pattern(fields)))
     emit_json(response) if as_json else render_search(response)
 
 
-@main.command()
+@main.command(cls=FieldCommand)
 @click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive).")
 @click.argument("declarations", nargs=-1, required=True)
 @root_option
@@ -273,16 +301,18 @@ def inspect(environment: str, declarations: tuple[str, ...], root: str, as_json:
     One name: its card, or its error with that error's exit status. Several: one answer per
     name in order (lean.declaration.inspect_many), exit 19 (item_errors) when some name is not
     found."""
+    from ..models import InspectManyRequest, InspectRequest
+
     if len(declarations) == 1:
-        response = Engine(root).inspect(InspectRequest(environment=environment, declaration_name=declarations[0]))
+        response = _ask(root, "inspect", InspectRequest(environment=environment, declaration_name=declarations[0]))
         emit_json(response) if as_json else render_inspect(response)
         return
-    many = Engine(root).inspect_many(InspectManyRequest(environment=environment, names=list(declarations)))
+    many = _ask(root, "inspect_many", InspectManyRequest(environment=environment, names=list(declarations)))
     emit_json(many) if as_json else render_inspect_many(many)
     _exit_for_lookups(many)
 
 
-@main.command()
+@main.command(cls=FieldCommand)
 @click.option("--environment", "-e", required=True, help="Profile id, e.g. CORE (case-insensitive).")
 @click.argument("names", nargs=-1, required=True)
 @root_option
@@ -293,9 +323,10 @@ def exists(environment: str, names: tuple[str, ...], root: str, as_json: bool) -
 
     For checking names before citing them (lean.declaration.exists, read from the name index).
     Exit 0 when all exist, 19 (item_errors) when some do not."""
+    from ..models import ExistsRequest
     from ..render import render_exists  # the engine's stack: not for `--help`
 
-    response = Engine(root).exists(ExistsRequest(environment=environment, names=list(names)))
+    response = _ask(root, "exists", ExistsRequest(environment=environment, names=list(names)))
     emit_json(response) if as_json else stdout.print(render_exists(response), markup=False)
     _exit_for_lookups(response)
 
@@ -303,6 +334,8 @@ def exists(environment: str, names: tuple[str, ...], root: str, as_json: bool) -
 def render_inspect_many(response: InspectManyResponse) -> None:
     """Each name's card (`render_inspect`) or its error with the close names, in order, after
     the counts; the caveat (`models.lookup_caveat`) last."""
+    from ..models import lookup_caveat
+
     stdout.print(f"{response.completeness.value} · " + ", ".join(f"{n} {key}" for key, n in response.counts.items()), markup=False)
     for result in response.results:
         stdout.print()

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..identity import display_profile
 from ..service.config import TOKEN_ENV, ServiceConfig
 from . import main
 from .batch import checker_backend, with_ray_options
@@ -99,6 +98,8 @@ def _token() -> str | None:
 
 
 def _open_engine(root: str) -> Engine:
+    from ..identity import display_profile  # pydantic models: not for `--help`
+
     engine = Engine(root)
     profiles = engine.profiles()
     if profiles:

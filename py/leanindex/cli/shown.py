@@ -25,3 +25,29 @@ DEFAULT_MAX_BYTES = 8 << 30
 
 #: `leanindex.tools.TOOL_NAMINGS`: the names `--tool-names` may list tools under.
 TOOL_NAMINGS: tuple[str, ...] = ("dotted", "underscore", "both")
+
+#: `leanindex.records.Kind`'s values: the kernel kinds `search --kinds` takes.
+KINDS: tuple[str, ...] = ("axiom", "definition", "theorem", "opaque", "quotient", "inductive", "constructor", "recursor")
+
+#: `leanindex.models.SearchRequest`'s fields, in the model's order: `leanindex search` has one
+#: option per field (`cli.query.search_options`).
+SEARCH_FIELDS: tuple[str, ...] = (
+    "environment", "name_contains", "case_sensitive", "type_pattern", "namespace_prefixes", "kinds", "module_prefixes",
+    "flags", "instances_of", "uses_constants", "text", "order", "result_limit", "after",
+)
+
+#: Each `SearchRequest` field whose option `cli.query` derives rather than spells out: the JSON
+#: Schema type of its value ("array" of strings, "string", "integer" or "boolean") and its
+#: description, which `--help` shows.
+SEARCH_DERIVED: dict[str, tuple[str, str]] = {
+    "instances_of": (
+        "string",
+        "Instances of this class: those the catalog's instance table lists for it; without that table, instances whose conclusion's head it is.",
+    ),
+    "uses_constants": ("array", 'Constants the value must all use ("used by").'),
+    "text": (
+        "string",
+        "Words; all must occur in the name, docstring or type (BM25-ranked). A text with no word left once stop words and symbols "
+        "are dropped is refused (invalid_request, details.field: text).",
+    ),
+}

@@ -209,9 +209,13 @@ def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, metrics:
         operation_id="listEnvironments",
         tags=["declarations"],
     )
-    async def environments() -> EnvironmentsResponse:
+    async def environments(request: Request) -> EnvironmentsResponse:
         """Every profile under the served root: identity, imports, declaration counts, and
-        whether its catalog verified against its manifest (`verified`)."""
+        whether its catalog verified against its manifest (`verified`); `400 invalid_request`
+        for any query parameter (it takes none, and one would otherwise be dropped unseen)."""
+        if request.query_params:
+            given = next(iter(request.query_params))
+            raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"unknown query parameter {given!r}; this route takes none", {"field": given})
         response = await calls.environments(EnvironmentsRequest())
         metrics.record_environments(response)
         return response
