@@ -41,34 +41,40 @@ class ErrorCode(StrEnum):
     LEAN_NOT_INSTALLED = "lean_not_installed"
 
 
-#: HTTP status per code, used by the HTTP adapter.
-HTTP_STATUS: dict[ErrorCode, int] = {
-    ErrorCode.INVALID_REQUEST: 400,
-    ErrorCode.UNKNOWN_ENVIRONMENT: 404,
-    ErrorCode.NOT_FOUND: 404,
-    ErrorCode.CATALOG_UNAVAILABLE: 503,
-    ErrorCode.DIGEST_MISMATCH: 503,
-    ErrorCode.INVALID_STREAM: 400,
-    ErrorCode.PAYLOAD_TOO_LARGE: 413,
-    ErrorCode.HEADER_MISMATCH: 400,
-    ErrorCode.UNAUTHORIZED: 401,
-    ErrorCode.CHECK_DISABLED: 404,
-    ErrorCode.TIMEOUT: 504,
-    ErrorCode.BUSY: 429,
-    ErrorCode.BACKEND_ERROR: 502,
-    ErrorCode.NOT_RECORDED: 409,
-    ErrorCode.STORAGE_FULL: 507,
-    ErrorCode.IO_ERROR: 500,
-    ErrorCode.INTERNAL_ERROR: 500,
-    ErrorCode.UNKNOWN_PROOF_STATE: 404,
-    ErrorCode.FORBIDDEN_COMMAND: 400,
+#: Per code, its HTTP status (used by the HTTP adapter) and its process exit status (used by
+#: the CLI): the one table of both. Several refusals of a request share exit status 3; none
+#: is an `OUTCOME_EXIT` status (a test checks it).
+STATUS: dict[ErrorCode, tuple[int, int]] = {
+    ErrorCode.INVALID_REQUEST: (400, 3),
+    ErrorCode.UNKNOWN_ENVIRONMENT: (404, 4),
+    ErrorCode.NOT_FOUND: (404, 5),
+    ErrorCode.CATALOG_UNAVAILABLE: (503, 6),
+    ErrorCode.DIGEST_MISMATCH: (503, 7),
+    ErrorCode.INVALID_STREAM: (400, 8),
+    ErrorCode.PAYLOAD_TOO_LARGE: (413, 3),
+    ErrorCode.HEADER_MISMATCH: (400, 3),
+    ErrorCode.UNAUTHORIZED: (401, 3),
+    ErrorCode.CHECK_DISABLED: (404, 3),
+    ErrorCode.TIMEOUT: (504, 9),
+    ErrorCode.BUSY: (429, 10),
+    ErrorCode.BACKEND_ERROR: (502, 11),
+    ErrorCode.NOT_RECORDED: (409, 3),
+    ErrorCode.STORAGE_FULL: (507, 16),
+    ErrorCode.IO_ERROR: (500, 17),
+    ErrorCode.INTERNAL_ERROR: (500, 18),
+    ErrorCode.UNKNOWN_PROOF_STATE: (404, 5),
+    ErrorCode.FORBIDDEN_COMMAND: (400, 3),
     # 421 Misdirected Request: the `Host` names a server this one is not (DNS rebinding).
-    ErrorCode.HOST_NOT_ALLOWED: 421,
+    ErrorCode.HOST_NOT_ALLOWED: (421, 3),
     # The name is known (signatures link it), its module's declarations are not in the catalog.
-    ErrorCode.MISSING_MODULE: 404,
+    ErrorCode.MISSING_MODULE: (404, 20),
     # Checking needs Lean (`lake`) where the checker runs; the server is up, that part is not.
-    ErrorCode.LEAN_NOT_INSTALLED: 503,
+    ErrorCode.LEAN_NOT_INSTALLED: (503, 21),
 }
+
+#: HTTP status per code (`STATUS`).
+HTTP_STATUS: dict[ErrorCode, int] = {code: http for code, (http, _exit) in STATUS.items()}
+
 
 class Outcome(StrEnum):
     """A command's result that is not an error code: success, the interpreter's crash status,
@@ -103,32 +109,8 @@ OUTCOME_EXIT: dict[Outcome, int] = {
     Outcome.ITEM_ERRORS: 19,
 }
 
-#: Process exit status per code, used by the CLI; several refusals of a request share 3. None
-#: of them is an `OUTCOME_EXIT` status (a test checks it).
-EXIT_STATUS: dict[ErrorCode, int] = {
-    ErrorCode.INVALID_REQUEST: 3,
-    ErrorCode.UNKNOWN_ENVIRONMENT: 4,
-    ErrorCode.NOT_FOUND: 5,
-    ErrorCode.CATALOG_UNAVAILABLE: 6,
-    ErrorCode.DIGEST_MISMATCH: 7,
-    ErrorCode.INVALID_STREAM: 8,
-    ErrorCode.PAYLOAD_TOO_LARGE: 3,
-    ErrorCode.HEADER_MISMATCH: 3,
-    ErrorCode.UNAUTHORIZED: 3,
-    ErrorCode.CHECK_DISABLED: 3,
-    ErrorCode.TIMEOUT: 9,
-    ErrorCode.BUSY: 10,
-    ErrorCode.BACKEND_ERROR: 11,
-    ErrorCode.NOT_RECORDED: 3,
-    ErrorCode.STORAGE_FULL: 16,
-    ErrorCode.IO_ERROR: 17,
-    ErrorCode.INTERNAL_ERROR: 18,
-    ErrorCode.UNKNOWN_PROOF_STATE: 5,
-    ErrorCode.FORBIDDEN_COMMAND: 3,
-    ErrorCode.HOST_NOT_ALLOWED: 3,
-    ErrorCode.MISSING_MODULE: 20,
-    ErrorCode.LEAN_NOT_INSTALLED: 21,
-}
+#: Process exit status per code (`STATUS`).
+EXIT_STATUS: dict[ErrorCode, int] = {code: exit_status for code, (_http, exit_status) in STATUS.items()}
 
 
 class LeanIndexError(Exception):

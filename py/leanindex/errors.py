@@ -15,9 +15,9 @@ from pydantic import AfterValidator, Field
 from .base import Frozen
 
 # Held pydantic-free in `codes` (a command's --help loads no models); this is their home.
-from .codes import EXIT_STATUS, HTTP_STATUS, OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
+from .codes import EXIT_STATUS, HTTP_STATUS, OUTCOME_EXIT, STATUS, ErrorCode, LeanIndexError, Outcome
 
-__all__ = ["EXIT_STATUS", "HTTP_STATUS", "OUTCOME_EXIT", "ErrorBody", "ErrorCode", "ErrorResponse", "LeanIndexError", "Outcome"]
+__all__ = ["EXIT_STATUS", "HTTP_STATUS", "OUTCOME_EXIT", "STATUS", "ErrorBody", "ErrorCode", "ErrorResponse", "LeanIndexError", "Outcome"]
 
 
 def _known_code(code: str) -> str:
