@@ -266,8 +266,9 @@ class SearchRequest(Frozen):
     flags: FlagFilter | None = Field(default=None, description="Flags required (true) or excluded (false).")
     instances_of: DeclarationName | None = Field(
         default=None,
-        description="Instances of this class: those the catalog's instance table lists for it; without that table, "
-        "instances whose conclusion's head it is.",
+        description="Instances of this class: those the catalog's instance table (doc-gen4's) files under it; for a "
+        "class the table does not list (e.g. `DecidableEq`, filed under `Decidable`) or without a table (extractor "
+        "catalogs), instances whose conclusion's head it is.",
     )
     uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
     text: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
