@@ -242,3 +242,12 @@ def test_inspect_of_a_recursor_doc_gen4_leaves_out_is_not_recorded(core: Engine)
     with pytest.raises(LeanIndexError) as raised:
         core.inspect(InspectRequest(environment=CORE, declaration_name="Nat.no_such_lemma"))
     assert raised.value.code is ErrorCode.NOT_FOUND and "kind:recursor" in raised.value.details["absent_facts"]
+
+
+def test_a_conclusion_filter_names_the_blind_spot_of_its_constant(mathlib_sample: Engine) -> None:
+    """A notation doc-gen4 does not link hides its constant from every field read from the
+    links, conclusions included: `conclusion: Finset.sum` names the `∑` blind spot too."""
+    answer = search(mathlib_sample, "MSAMPLE", type_pattern={"conclusion": ["Finset.sum"]})
+    assert answer.assurance.value == "APPROXIMATE"
+    spots = [spot for f in answer.approximate_filters for spot in f.blind_spots]
+    assert any("`Finset.sum`" in spot for spot in spots), answer.approximate_filters
