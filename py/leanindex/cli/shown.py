@@ -42,7 +42,7 @@ SEARCH_FIELDS: tuple[str, ...] = (
 SEARCH_DERIVED: dict[str, tuple[str, str]] = {
     "instances_of": (
         "string",
-        "Instances of this class: those the catalog's instance table lists for it; without that table, instances whose conclusion's head it is.",
+        "Instances of this class: those the catalog's instance table (doc-gen4's) files under it; for a class the table does not list (e.g. `DecidableEq`, filed under `Decidable`) or without a table (extractor catalogs), instances whose conclusion's head it is.",
     ),
     "uses_constants": ("array", 'Constants the value must all use ("used by").'),
     "text": (
