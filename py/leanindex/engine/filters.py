@@ -303,7 +303,10 @@ class InstancesOf(SearchFilter):
         recorded = catalog.instances_recorded()
         exact = catalog.has_instances if recorded else None
         self.constants = ConstantSet(catalog, [request.instances_of or ""], "instances_of", exact=exact)
-        self.table = recorded and bool(self.constants.known) and catalog.has_instances(self.constants.known[0])
+        # The table's answer is read once here and kept: `positions` would otherwise query it again.
+        listed = catalog.instance_positions(self.constants.known[0]) if recorded and self.constants.known else EMPTY
+        self.table = len(listed) > 0
+        self.listed = listed
         if not self.table:
             require_recorded(catalog, "conclusions", "instances_of")
         self.unknown = self.constants.unknown
@@ -316,7 +319,7 @@ class InstancesOf(SearchFilter):
         if self.unknown:
             return [EMPTY]
         if self.table:
-            return [self.catalog.instance_positions(self.constants.known[0])]
+            return [self.listed]
         index = self.catalog.index
         heads = np.flatnonzero(np.asarray(index.head) == self.catalog.constant_ids[self.constants.known[0]])
         bit = FLAG_FIELDS.index("is_instance")
