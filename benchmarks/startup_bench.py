@@ -4,9 +4,11 @@ Lean core catalog (profile CORE-DOCGEN, as `leanindex demo` imports it), and the
 through a running local server (`LEANINDEX_URL` set: a `leanindex serve` on ROOT, started here
 on a free port, warmed by one search; the figure is the CLI process's, not the server's).
 
-Each command runs `--runs` times as a fresh process; per command it reports the median CPU time
-(user + system of the child, from `resource.getrusage(RUSAGE_CHILDREN)`) and the median wall
-time, in ms, and each `--help` as a multiple of `--version`'s CPU time. The two searches are
+Each command runs once unmeasured (so that its modules' bytecode is written, as an installed
+package has it: `PYTHONDONTWRITEBYTECODE` is dropped for the children), then `--runs` times as
+a fresh process; per command it reports the median CPU time (user + system of the child, from
+`resource.getrusage(RUSAGE_CHILDREN)`) and the median wall time, in ms, and each `--help` and
+each search as a multiple of `--version`'s CPU time in the same run. The two searches are
 skipped (and said so) when ROOT holds no CORE-DOCGEN catalog; `leanindex demo --root ROOT`
 imports one.
 
@@ -56,20 +58,38 @@ def command_paths() -> list[tuple[str, ...]]:
     return walk(cli.main, ())
 
 
-def measure(args: list[str], runs: int, env: dict[str, str] | None = None) -> dict[str, float]:
+#: The children's environment: this one without `PYTHONDONTWRITEBYTECODE`, so that the warm-up
+#: run of each command leaves the bytecode a measured run reads (compiling is no start-up cost).
+CHILD_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
+def measure(args: list[str], runs: int, env: dict[str, str] | None = None, baseline: dict[str, float] | None = None) -> dict[str, float]:
     """Median CPU (user + system) and wall time in ms of `leanindex ARGS` over `runs` fresh
-    processes (with `env` added to the environment); raises `RuntimeError` when a run fails."""
+    processes after one unmeasured warm-up run (with `env` added to `CHILD_ENV`), and with a
+    `baseline` figure (`--version`'s) the CPU median as a multiple of it (`cpu_times_version`);
+    raises `RuntimeError` when a run fails."""
     cpu, wall = [], []
-    for _ in range(runs):
+    for run in range(runs + 1):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run([*COMMAND, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
-        wall.append((time.perf_counter() - started) * 1000)
+        done = subprocess.run([*COMMAND, *args], capture_output=True, text=True, env={**CHILD_ENV, **(env or {})})
+        elapsed = (time.perf_counter() - started) * 1000
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append(((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000)
         if done.returncode != 0:
             raise RuntimeError(f"leanindex {' '.join(args)} exited {done.returncode}: {done.stderr[-400:]}")
-    return {"cpu_ms_median": round(statistics.median(cpu), 1), "wall_ms_median": round(statistics.median(wall), 1), "runs": runs}
+        if run:
+            wall.append(elapsed)
+            cpu.append(((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000)
+    result = {"cpu_ms_median": round(statistics.median(cpu), 1), "wall_ms_median": round(statistics.median(wall), 1), "runs": runs}
+    if baseline is not None:
+        result["cpu_times_version"] = round(result["cpu_ms_median"] / baseline["cpu_ms_median"], 2)
+    return result
+
+
+def report(label: str, result: dict[str, float]) -> None:
+    """One printed line of figures."""
+    times = f"  {result['cpu_times_version']:.1f}x --version" if "cpu_times_version" in result else ""
+    print(f"{label:<40} cpu {result['cpu_ms_median']:>7.1f} ms  wall {result['wall_ms_median']:>7.1f} ms{times}")
 
 
 @contextmanager
@@ -82,7 +102,7 @@ def local_server(root: Path) -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    env = {key: value for key, value in os.environ.items() if key != "LEANINDEX_TOKEN"}
+    env = {key: value for key, value in CHILD_ENV.items() if key != "LEANINDEX_TOKEN"}
     server = subprocess.Popen([*COMMAND, "serve", "--root", str(root), "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -112,28 +132,28 @@ def main() -> None:
 
     figures: dict[str, dict[str, float]] = {}
     version = figures["--version"] = measure(["--version"], options.runs)
-    print(f"{'--version':<36} cpu {version['cpu_ms_median']:>7.1f} ms  wall {version['wall_ms_median']:>7.1f} ms")
+    report("--version", version)
     for path in [(), *command_paths()]:
         label = " ".join((*path, "--help"))
-        result = figures[label] = measure([*path, "--help"], options.runs)
-        result["cpu_times_version"] = round(result["cpu_ms_median"] / version["cpu_ms_median"], 2)
-        print(f"{label:<36} cpu {result['cpu_ms_median']:>7.1f} ms  wall {result['wall_ms_median']:>7.1f} ms  {result['cpu_times_version']:.1f}x --version")
+        result = figures[label] = measure([*path, "--help"], options.runs, baseline=version)
+        report(label, result)
 
     search_note = None
     if (root / "manifests" / "core-docgen.json").exists():
-        result = figures["cold search (CORE-DOCGEN)"] = measure([*SEARCH, "--root", str(root)], options.runs, {"LEANINDEX_URL": ""})
-        print(f"{'cold search (CORE-DOCGEN)':<36} cpu {result['cpu_ms_median']:>7.1f} ms  wall {result['wall_ms_median']:>7.1f} ms")
+        cold = figures["cold search (CORE-DOCGEN)"] = measure([*SEARCH, "--root", str(root)], options.runs, {"LEANINDEX_URL": ""}, version)
+        report("cold search (CORE-DOCGEN)", cold)
         with local_server(root) as url:
             measure(SEARCH, 1, {"LEANINDEX_URL": url})  # the server opens the catalog on its first search
-            result = figures["search via LEANINDEX_URL (CORE-DOCGEN)"] = measure(SEARCH, options.runs, {"LEANINDEX_URL": url})
-        print(f"{'search via LEANINDEX_URL':<36} cpu {result['cpu_ms_median']:>7.1f} ms  wall {result['wall_ms_median']:>7.1f} ms")
+            remote = figures["search via LEANINDEX_URL (CORE-DOCGEN)"] = measure(SEARCH, options.runs, {"LEANINDEX_URL": url}, version)
+        report("search via LEANINDEX_URL (CORE-DOCGEN)", remote)
     else:
         search_note = f"skipped: no CORE-DOCGEN catalog under {root} (run `leanindex demo --root {root}`)"
         print(f"cold search: {search_note}")
 
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(json.dumps({
-        "what": "median CPU (user+system) and wall ms of fresh `leanindex` processes",
+        "what": "median CPU (user+system) and wall ms of fresh `leanindex` processes (after one unmeasured run each); "
+                "cpu_times_version: CPU as a multiple of --version's in the same run",
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": __import__("os").cpu_count()},
         "search_args": SEARCH,
         "search_note": search_note,

@@ -184,10 +184,11 @@ def test_instances_of_an_abbreviation_class_reads_conclusions_and_says_approxima
 
 
 def test_not_injective_is_not_injective(core: Engine) -> None:
-    plain = search(core, text="injective", module_prefixes=["Init"])
-    negated = search(core, text="not injective", module_prefixes=["Init"])
+    # With every word required, `not` narrows the answer (it is a word, never a dropped stop word).
+    plain = search(core, text="injective", text_match="all", module_prefixes=["Init"])
+    negated = search(core, text="not injective", text_match="all", module_prefixes=["Init"])
     assert 0 < negated.total_matches < plain.total_matches
-    assert any(reason.filter == "text" and reason.value == "not" for reason in negated.results[0].match_reasons)
+    assert all(any(reason.filter == "text" and '"not"' in reason.value for reason in result.match_reasons) for result in negated.results)
 
 
 # --- blind spots (the Mathlib sample) ---------------------------------------------------------------

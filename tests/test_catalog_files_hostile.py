@@ -45,7 +45,7 @@ QUERY = SearchRequest(environment="SAMPLE", name_contains="add_comm")
 OTHER_QUERY = SearchRequest(environment="OTHER", name_contains="add_comm")
 #: Bound on a call that must answer at once; only reached when it hangs (the bug).
 HANG_S = 60
-FILES = ["index/names.npy", "declarations.parquet", "catalog.duckdb", "index/text/vocab.index.json", "manifest.json"]
+FILES = ["index/names.npy", "declarations.parquet", "catalog.duckdb", "index/text/vocabulary.json", "manifest.json"]
 
 
 def bounded(call: Callable[[], T]) -> T:

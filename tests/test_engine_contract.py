@@ -98,6 +98,7 @@ SEARCH_KEYS = IDENTITY_KEYS | {
     "unknown_constants",
     "resolved_constants",
     "suggestions",
+    "unmatched_words",
 }
 RESULT_KEYS = {"name", "kind", "type", "namespace", "module", "range", "source_url", "doc_url", "match_reasons"}
 INSPECT_KEYS = IDENTITY_KEYS | {
@@ -386,7 +387,8 @@ def test_inspect_missing_name_suggests_close_names(engine: Engine) -> None:
 
 
 def test_suggestions_never_name_hidden_declarations(engine: Engine) -> None:
-    error = refused(lambda: engine.inspect(InspectRequest(environment="SAMPLE", declaration_name="Nat.casesOnn")), ErrorCode.NOT_FOUND)
+    # One edit from the internal `Nat.recOn`; `Nat.rec` (visible) shares its first word.
+    error = refused(lambda: engine.inspect(InspectRequest(environment="SAMPLE", declaration_name="Nat.recOnn")), ErrorCode.NOT_FOUND)
     hidden = {r["name"] for r in SAMPLE_RECORDS if r["is_private"] or r["is_internal"]}
     assert error.details["suggestions"] and not hidden & set(error.details["suggestions"])
 

@@ -45,6 +45,7 @@ QUERY_CALLS: dict[str, list[dict[str, Any]]] = {
     "lean.declaration.search": [
         {"environment": "SAMPLE", "name_contains": "add", "kinds": ["theorem"], "result_limit": 3},
         {"environment": "SAMPLE", "text": "addition", "result_limit": 3},
+        {"environment": "SAMPLE", "text": "list length zzqqxx", "text_match": "all"},  # unmatched_words, no result
         {"environment": "SAMPLE", "type_pattern": {"constants": ["List.lenght"]}},
     ],
     "lean.declaration.inspect": [{"environment": "SAMPLE", "declaration_name": "Nat.add_comm"}],

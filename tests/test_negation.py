@@ -1,7 +1,6 @@
 """Negation words are words (issue 28): `not`, `no` and `non` are kept in text queries and in the
-text index, so `not injective` asks for declarations saying "not", not the same as `injective`;
-a text index built while they were stop words is told apart and refused (`not_recorded`),
-never answered as if nothing said "not"."""
+text index, so `not injective` with every word required asks for declarations saying "not",
+not the same as `injective`, and ranks them first when any word may match."""
 
 from __future__ import annotations
 
@@ -25,13 +24,19 @@ RECORDS = [
 ]
 
 
+def query(words: text.Words, value: str) -> list[str]:
+    return [t.word for t in text.query_tokens(words, value)]
+
+
 def test_query_words_keep_the_negations() -> None:
     words = text.Words()
-    assert words.query("not injective") == ["not", "inject"]
-    assert words.query("no fixed point") == ["no", "fix", "point"]
-    assert words.query("non negative") == ["non", "negat"]
+    assert query(words, "not injective") == ["not", "inj"]
+    assert query(words, "no fixed point") == ["no", "fix", "point"]
+    # `non negative` is one word of the table (`nonneg`), as Mathlib names spell it.
+    assert query(words, "non negative") == ["nonneg"]
+    assert query(words, "non trivial") == ["non", "trivial"]
     # Other stop words are still dropped.
-    assert words.query("the injective of") == ["inject"]
+    assert query(words, "the injective of") == ["inj"]
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +49,7 @@ def engine() -> Iterator[Engine]:
 
 
 def names(engine: Engine, words: str) -> list[str]:
-    answer = engine.search(SearchRequest(environment="NEG", text=words, order="name", result_limit=50))
+    answer = engine.search(SearchRequest(environment="NEG", text=words, text_match="all", order="name", result_limit=50))
     return [r.name for r in answer.results]
 
 
@@ -57,25 +62,12 @@ def test_a_negated_text_is_not_the_plain_text(engine: Engine) -> None:
     assert names(engine, "not") == ["Fun.not_injective_const"]
 
 
-def test_an_index_built_when_negations_were_stop_words_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A catalog whose text index dropped the negation words (as every index did before) cannot
-    answer a text with one: refused with `not_recorded`, not an empty success."""
-    with tempfile.TemporaryDirectory(prefix="leanindex-negation-old-") as folder:
-        with monkeypatch.context() as old:
-            old.setattr(text, "NEGATIONS", ())
-            old.setattr(text, "_STOPWORDS", text._STOPWORDS | {"not", "no", "non"})
-            build(Path(folder), "old", stream(RECORDS))
-        engine = Engine(folder)
-        try:
-            with pytest.raises(LeanIndexError) as refused:
-                engine.search(SearchRequest(environment="OLD", text="not injective"))
-            assert refused.value.code is ErrorCode.NOT_RECORDED
-            assert refused.value.details == {"field": "text", "words": ["not"], "environment": "OLD"}
-            # A text without a negation still answers there.
-            found = engine.search(SearchRequest(environment="OLD", text="injective", order="name"))
-            assert [r.name for r in found.results] == ["Fun.injective_id", "Fun.not_injective_const"]
-        finally:
-            engine.close()
+def test_a_negated_text_ranks_the_negated_declaration_first(engine: Engine) -> None:
+    """With any word matching (the default), `not injective` matches both injectivity lemmas
+    and ranks the one that says "not" first."""
+    answer = engine.search(SearchRequest(environment="NEG", text="not injective"))
+    assert [r.name for r in answer.results][:1] == ["Fun.not_injective_const"]
+    assert answer.total_matches == 2
 
 
 def test_an_index_holds_the_negation_words_even_when_no_declaration_says_them() -> None:
@@ -83,8 +75,9 @@ def test_an_index_holds_the_negation_words_even_when_no_declaration_says_them() 
         build(Path(folder), "plain", stream([declaration(["Fun", "injective_id"], doc="The identity is injective.")]))
         engine = Engine(folder)
         try:
-            answer = engine.search(SearchRequest(environment="PLAIN", text="not injective"))
+            answer = engine.search(SearchRequest(environment="PLAIN", text="not injective", text_match="all"))
             assert (answer.total_matches, answer.completeness.value) == (0, "COMPLETE")
-            assert engine.catalog("PLAIN").text.unindexed(["not", "no", "non", "inject"]) == []
+            assert answer.unmatched_words == ["not"]
+            assert all(engine.catalog("PLAIN").text.word_id(w) is not None for w in text.NEGATIONS)
         finally:
             engine.close()

@@ -25,7 +25,7 @@ from schemathesis.core.failures import Failure
 
 from leanindex.api_files import openapi_document
 from leanindex.engine import Engine
-from leanindex.models import NAME_PATTERN
+from leanindex.models import NAME_PATTERN, NOT_FILTERS
 from leanindex.names import NameSyntaxError, parse_name
 from leanindex.service.config import ServiceConfig
 from leanindex.service.http import create_app
@@ -101,7 +101,7 @@ def test_the_document_states_both_rules() -> None:
     document = json.loads(openapi_document())
     search = document["components"]["schemas"]["SearchRequest"]
     required = [alternative["required"] for alternative in search["anyOf"]]
-    filters = {name for name in search["properties"] if name not in ("environment", "case_sensitive", "order", "result_limit", "after")}
+    filters = {name for name in search["properties"] if name not in NOT_FILTERS}
     assert sorted(required) == sorted([name] for name in filters) and len(filters) == 9
     inspect = document["paths"]["/v1/declarations/{name}"]["get"]["parameters"]
     (name,) = [p for p in inspect if p["name"] == "name"]

@@ -20,7 +20,7 @@ from leanindex.engine import Engine
 from leanindex.models import MatchReason
 from leanindex.service.http import create_app
 from leanindex.service.page_markdown import ELLIPSIS, SUMMARY_CHARS, render_doc, summary
-from leanindex.service.web import typed_words, why_here
+from leanindex.service.web import why_here
 from realdata_support import CORE_SAMPLE, MATHLIB_SAMPLE, realdata_path
 from service_support import sample_root  # noqa: F401  (fixture)
 from streamkit import build, declaration, stream
@@ -214,20 +214,29 @@ def test_a_long_first_paragraph_is_cut_after_its_last_sentence_that_fits() -> No
 
 
 def test_the_why_line_speaks_the_words_typed_never_stems() -> None:
-    assert typed_words("Cauchy-Schwarz inequality", ["cauchi", "schwarz", "inequ"]) == ["Cauchy-Schwarz", "inequality"]
-    assert typed_words("commutativity, of addition", ["commut", "addit"]) == ["commutativity", "addition"]
-    assert typed_words("a ≤ b", ["less", "equal", "b"]) == ["≤", "b"]
-    # An index word no typed word gives is still said (as it is), never dropped.
-    assert typed_words("foo", ["foo", "zzz"]) == ["foo", "zzz"]
-    reasons = [MatchReason(filter="text", value=v) for v in ("cauchi", "schwarz", "inequ")] + [
-        MatchReason(filter="relevance", value=v) for v in ("bm25=7.1234", "name_hit=last_component", "name_bytes=22", "binders=3", "uses=4")
+    # The engine's text reasons are sentences in the words typed, one per field: said as they
+    # come, the score in words, never a stem or a KEY=VALUE the page knows.
+    reasons = [MatchReason(filter="text", value=v) for v in ('"Cauchy-Schwarz" in the name', '"inequality" in the docstring')] + [
+        MatchReason(filter="relevance", value=v)
+        for v in ("text_score=7.1234", "name_hit=last_component", "name_bytes=22", "binders=3", "uses=4")
     ]
-    line = why_here(reasons, "Cauchy-Schwarz inequality")
-    assert line == ("your words Cauchy-Schwarz, inequality (text score 7.1234) · the fragment is the name's last part · "
-                    "name of 22 bytes · binders: 3 · used by 4 declarations")
-    assert not re.search(r"\b(cauchi|inequ)\b", line)
-    assert why_here([MatchReason(filter="name_contains", value="add")], "") == ""  # name order: no why line
-    assert why_here([MatchReason(filter="relevance", value="novel=1")], "") == "novel=1"  # a criterion unknown here is said as given
+    line = why_here(reasons)
+    assert line == ('"Cauchy-Schwarz" in the name; "inequality" in the docstring (text score 7.1234) · '
+                    "the fragment is the name's last part · name of 22 bytes · binders: 3 · used by 4 declarations")
+    assert not re.search(r"\b(cauchi|inequ|text_score|bm25)\b", line)
+    nickname = [MatchReason(filter="text", value="named by a nickname in the text"), MatchReason(filter="relevance", value="text_score=80.5")]
+    assert why_here(nickname) == "named by a nickname in the text (text score 80.5)"
+    assert why_here([MatchReason(filter="name_contains", value="add")]) == ""  # name order: no why line
+    assert why_here([MatchReason(filter="text", value='"add" in the name')]) == ""  # words in name order: none either
+    assert why_here([MatchReason(filter="relevance", value="novel=1")]) == "novel=1"  # a criterion unknown here is said as given
+
+
+def test_the_why_line_on_the_page_quotes_the_words_typed(sample_pages: TestClient) -> None:
+    page = Html(sample_pages.get("/", params={"env": "SAMPLE", "text": "commutative addition", "limit": "5"}).text)
+    whys = page.inner("why")
+    assert whys and all(why.startswith("why here: ") for why in whys), whys
+    said = next(why for why in whys if '"commutative", "addition" in the name' in why)
+    assert "(text score " in said and not re.search(r"\b(commut|addit|bm25|text_score)\b", said), said
 
 
 # --- the pages over HTTP -----------------------------------------------------------------------
@@ -277,14 +286,17 @@ def test_no_result_gets_a_hint(sample_pages: TestClient) -> None:
     assert "/d/Nat.add_comm?env=SAMPLE" in alone.hrefs()
     assert "/?env=SAMPLE&text=add_comn" in alone.hrefs()  # the fragment as words
     # Several parts: the same search without each one; each link asks exactly one part less.
-    page = sample_pages.get("/", params={"env": "SAMPLE", "q": "add_comm zzz", "kind": "theorem", "text": "nothingatall"})
+    # The words box is one part: any one of its words is enough, so leaving out one finds no more.
+    page = sample_pages.get("/", params={"env": "SAMPLE", "q": "add_comm zzz", "kind": "theorem", "text": "nothingatall zzqqxx"})
     parsed = Html(page.text)
     hint = " ".join(parsed.inner("hint"))
     assert "Every part must hold: try fewer" in hint and "Names close to" not in hint
     without = [h for h in parsed.hrefs() if h and "q=" in h or h and "text=" in h]
-    assert "/?env=SAMPLE&q=add_comm+zzz&kind=theorem" in without  # the words-box word left out
-    assert "/?env=SAMPLE&q=add_comm&text=nothingatall&kind=theorem" in without
-    assert "/?env=SAMPLE&q=add_comm+zzz&text=nothingatall" in without  # the kind field left out
+    assert "/?env=SAMPLE&q=add_comm+zzz&kind=theorem" in without  # the words box left out
+    assert not [h for h in without if "text=nothingatall&" in h or "text=zzqqxx&" in h]  # never one word of it
+    assert "without nothingatall zzqqxx" in hint
+    assert "/?env=SAMPLE&q=add_comm&text=nothingatall+zzqqxx&kind=theorem" in without
+    assert "/?env=SAMPLE&q=add_comm+zzz&text=nothingatall+zzqqxx" in without  # the kind field left out
     followed = sample_pages.get("/?env=SAMPLE&q=add_comm&kind=theorem")
     assert "Nat.add_comm</a>" in followed.text
     # One words-box word: look for it as a part of a name.
@@ -300,5 +312,6 @@ def test_the_page_has_one_help_text(sample_pages: TestClient) -> None:
     # The intro gives examples and points to the help; the rules are said once, in the help.
     assert "Filters and syntax" in intro and "a part of a name" not in intro and "must" not in intro
     help_text = " ".join(parsed.inner("syntax"))
-    assert "The words box takes words that must all occur in the name, the docstring or the type" in help_text
+    assert "its words may match in any order and not all are needed" in help_text
+    assert "words that must all occur" not in help_text
     assert "comm also finds commutativity" not in help_text

@@ -1,9 +1,10 @@
 """Ranked orders against the name order on generated catalogs (issue 12's property tests).
 
 The catalogs and filters are those of `test_search_properties.py`. Text order (`text`, in
-relevance order by default) must answer the same declarations as the same search in name order,
+relevance order by default) must answer exactly the declarations a brute-force reading of every
+record finds (any word, or every word with `text_match: "all"`), and the same declarations as the same search in name order,
 with the same totals on every page, each once across the pages a cursor leads through, sorted by
-BM25 score (the catalog's text index scores them; this test checks the order, not BM25), then
+the text score (`engine.textrank` scores them; this test checks the order, not the score), then
 by the relevance rule written out in `test_search_properties.check_relevance` (name hit, name
 bytes, binders, uses), then `Name.lt`. Relevance order without text is also run with the page
 cutting forced onto the static-order walk, its chunks as small as they go, so the walk's growth
@@ -22,7 +23,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from leanindex.engine import Engine, relevance
+from leanindex.catalog.text import Words, query_tokens
+from leanindex.engine import Engine, relevance, textrank
 from leanindex.errors import ErrorCode, LeanIndexError
 from leanindex.models import SearchRequest
 from streamkit import build
@@ -41,6 +43,8 @@ def text_queries(draw: st.DrawFn, recs: list[dict[str, Any]]) -> dict[str, Any]:
     pieces = sorted({w.lower() for r in recs for w in re.findall(r"[A-Za-z][a-z]+", r["name"])})
     words = draw(st.lists(st.sampled_from(pieces) if pieces and draw(st.integers(0, 2)) else st.sampled_from(WORDS), min_size=1, max_size=2))
     query: dict[str, Any] = {"text": " ".join(words)}
+    if draw(st.booleans()):
+        query["text_match"] = "all"
     if draw(st.booleans()):
         filters, _ = draw(queries(recs))
         query.update(filters)
@@ -68,7 +72,8 @@ def check_text_order(engine: Engine, recs: list[dict[str, Any]], query: dict[str
     score, then the relevance rule, then `Name.lt`. A text with no indexable word (a name piece
     such as `on` is a stop word) is refused with `invalid_request` in either order."""
     catalog = engine.catalog("prop")
-    if not catalog.text.query_words(query["text"]):
+    read = textrank.TextQuery.read(catalog.text, catalog.index, query["text"])
+    if not read.tokens and not read.nicknamed:
         for order in ("name", "relevance"):
             with pytest.raises(LeanIndexError) as refused:
                 engine.search(SearchRequest(environment="prop", order=order, **query))
@@ -83,13 +88,15 @@ def check_text_order(engine: Engine, recs: list[dict[str, Any]], query: dict[str
     assert totals == {(len(by_name), by_name_pages[0].hidden_matches)}, query
     assert len({r.name for r in ranked}) == len(ranked)
     assert sorted(r.name for r in ranked) == sorted(r.name for r in by_name), query
+    if set(query) <= {"text", "text_match"}:
+        assert {r.name for r in by_name} == brute_force_matches(recs, query), query
     event(f"a text query with {'0' if not ranked else '1-5' if len(ranked) <= 5 else '>5'} matches")
 
     position = {r["name"]: i for i, r in enumerate(recs)}
     assert [position[r.name] for r in by_name] == sorted(position[r.name] for r in by_name)
-    words = catalog.text.query_words(query["text"])
-    found = np.array([position[r.name] for r in ranked], dtype=np.int64)
-    score = dict(zip((r.name for r in ranked), catalog.text.scores(words, found).astype(np.float64).tolist()))
+    found = np.sort(np.array([position[r.name] for r in ranked], dtype=np.int64))
+    by_position = dict(zip(found.tolist(), textrank.scores(catalog.text, catalog.index, read, found).tolist()))
+    score = {r.name: by_position[position[r.name]] for r in ranked}
     record = {r["name"]: r for r in recs}
 
     def criteria(name: str) -> tuple[float, int, int, int, int, int]:
@@ -101,8 +108,23 @@ def check_text_order(engine: Engine, recs: list[dict[str, Any]], query: dict[str
         event("a text query with tied scores")
     for r in ranked:
         reasons = [m.value for m in r.match_reasons if m.filter == "relevance"]
-        assert reasons[0] == f"bm25={score[r.name]:.4f}"
+        assert reasons[0] == f"text_score={score[r.name]:.4f}"
         assert reasons[-3:] == [f"name_bytes={len(r.name.encode())}", f"binders={BINDERS[record[r.name]['type']]}", f"uses={-criteria(r.name)[4]}"]
+
+
+def brute_force_matches(recs: list[dict[str, Any]], query: dict[str, Any]) -> set[str]:
+    """The visible records having any (or, with `text_match: "all"`, every) word of the text
+    in some field, each record read on its own by `catalog.text.Words`."""
+    words = Words()
+    wanted = {t.word for t in query_tokens(words, query["text"])}
+    found = set()
+    for r in recs:
+        if r["is_private"] or r["is_internal"]:
+            continue
+        have = {w for field in words.declaration(r["name"], r.get("doc"), r["type"]).values() for w in field}
+        if (wanted <= have) if query.get("text_match") == "all" else (wanted & have):
+            found.add(r["name"])
+    return found
 
 
 @RANKED_CATALOGS

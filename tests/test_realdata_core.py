@@ -170,29 +170,67 @@ def test_unknown_names_are_answered_from_the_core_catalog(engine: Engine) -> Non
     assert local == []
 
 
+#: A `text` match reason: the words typed that a field has, quoted, and the field.
+_TEXT_REASON = re.compile(r'((?:"[^"]+", )*"[^"]+") in the (name|namespace|docstring|type)')
+
+
+def _text_words(reasons) -> set[str]:
+    """The typed words a result's `text` reasons name (every reason must be such a sentence)."""
+    words: set[str] = set()
+    for reason in (m.value for m in reasons if m.filter == "text"):
+        said = _TEXT_REASON.fullmatch(reason)
+        assert said, reason
+        words |= set(re.findall(r'"([^"]+)"', said.group(1)))
+    return words
+
+
 def test_text_search_finds_nat_add_comm_from_words(engine: Engine) -> None:
-    """Issue 12: "commutativity addition natural" finds `Nat.add_comm` (no docstring: the words
-    come from its name's abbreviations and the `+` of its type) in the first 5, every result
-    has all three words, and the answer is ordered by score."""
+    """Issue 12 and 29: "commutativity addition natural" finds `Nat.add_comm` (no docstring:
+    the words come from its name's abbreviations, its namespace and the `+` of its type) in the
+    first 5; the answer is ordered by `text_score`, and each result's reasons say, in the words
+    typed (never the index's stems), where those words are; `Nat.add_comm` has all three."""
+    typed = {"commutativity", "addition", "natural"}
     response = engine.search(SearchRequest(environment=ENVIRONMENT, text="commutativity addition natural", result_limit=5))
     names = [r.name for r in response.results]
     assert "Nat.add_comm" in names, names
     assert response.total_matches >= len(names) and response.stop_reason.value == "RESULT_LIMIT"
-    scores = [float(next(m.value for m in r.match_reasons if m.value.startswith("bm25="))[5:]) for r in response.results]
+    assert response.unmatched_words == []
+    scores = [float(next(m.value for m in r.match_reasons if m.value.startswith("text_score="))[len("text_score="):]) for r in response.results]
     assert scores == sorted(scores, reverse=True)
-    assert all({m.value for m in r.match_reasons if m.filter == "text"} == {"commut", "addit", "natur"} for r in response.results)
+    assert all(_text_words(r.match_reasons) and _text_words(r.match_reasons) <= typed for r in response.results)
+    lemma = response.results[names.index("Nat.add_comm")]
+    assert _text_words(lemma.match_reasons) == typed
+    assert '"commutativity", "addition" in the name' in [m.value for m in lemma.match_reasons]
+    # Every word must occur (`text_match: "all"`, the rule before issue 29): fewer matches, the lemma still among the first 5.
+    every = engine.search(SearchRequest(environment=ENVIRONMENT, text="commutativity addition natural", text_match="all", result_limit=5))
+    assert 0 < every.total_matches < response.total_matches
+    assert "Nat.add_comm" in [r.name for r in every.results]
+    assert all(_text_words(r.match_reasons) == typed for r in every.results)
 
 
 def test_a_symbol_in_a_text_counts_as_its_words(engine: Engine) -> None:
-    """`≤ succ` asks what `less equal succ` asks (a type's `≤` is indexed as those words), so
-    both give the same matches and the reasons name the three words; `+` alone is `addition`."""
-    symbol = engine.search(SearchRequest(environment=ENVIRONMENT, text="≤ succ", namespace_prefixes=["Nat"], result_limit=5))
-    words = engine.search(SearchRequest(environment=ENVIRONMENT, text="less equal succ", namespace_prefixes=["Nat"], result_limit=5))
-    assert symbol.total_matches == words.total_matches > 0
-    assert [r.name for r in symbol.results] == [r.name for r in words.results]
-    assert all({m.value for m in r.match_reasons if m.filter == "text"} == {"less", "equal", "succ"} for r in symbol.results)
-    plus = engine.search(SearchRequest(environment=ENVIRONMENT, text="+", result_limit=1))
-    assert plus.total_matches == engine.search(SearchRequest(environment=ENVIRONMENT, text="addition", result_limit=1)).total_matches > 0
+    """`≤ succ`, `le succ` and `less than or equal succ` ask the same (the one table reads `≤`,
+    `le` and the phrase as one word, in queries and in types alike): the same matches, in the
+    same name order, each result's reasons naming the words as typed; the two spelled in words
+    rank alike too (the symbol's version ranks by the documented rule that a symbol spells no
+    name, docs/ranking.md). `+` alone is `addition`: the same matches, ranked alike."""
+    spellings = ("≤ succ", "le succ", "less than or equal succ")
+    answers = {}
+    for text in spellings:
+        by_name = engine.search(SearchRequest(environment=ENVIRONMENT, text=text, namespace_prefixes=["Nat"], order="name", result_limit=50))
+        ranked = engine.search(SearchRequest(environment=ENVIRONMENT, text=text, namespace_prefixes=["Nat"], result_limit=5))
+        answers[text] = (by_name.total_matches, [r.name for r in by_name.results], ranked)
+        assert ranked.total_matches == by_name.total_matches > 0 and ranked.unmatched_words == []
+    assert len({(total, tuple(names)) for total, names, _ in answers.values()}) == 1
+    assert [r.name for r in answers["le succ"][2].results] == [r.name for r in answers["less than or equal succ"][2].results]
+    first = {text: answers[text][2].results[0] for text in spellings}
+    assert len({result.name for result in first.values()}) == 1
+    for text, result in first.items():
+        assert _text_words(result.match_reasons) == {text.removesuffix(" succ"), "succ"}, (text, result.match_reasons)
+    plus = engine.search(SearchRequest(environment=ENVIRONMENT, text="+", result_limit=5))
+    addition = engine.search(SearchRequest(environment=ENVIRONMENT, text="addition", result_limit=5))
+    assert plus.total_matches == addition.total_matches > 0
+    assert [r.name for r in plus.results] == [r.name for r in addition.results]
 
 
 def test_relevance_puts_the_exact_last_component_first(engine: Engine) -> None:

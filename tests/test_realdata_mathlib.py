@@ -193,13 +193,31 @@ def test_unknown_names_are_answered_from_the_mathlib_catalog(engine: Engine) -> 
 
 
 def test_text_search_pushforward_measure(engine: Engine) -> None:
-    """Issue 12: "pushforward measure" finds `MeasureTheory.Measure.map` (its docstring: "The
-    pushforward of a measure...") in the first 5; a cursor continues the scored order."""
-    first = engine.search(SearchRequest(environment="MATHLIB", text="pushforward measure", result_limit=5))
-    assert "MeasureTheory.Measure.map" in [r.name for r in first.results]
-    rest = engine.search(SearchRequest(environment="MATHLIB", text="pushforward measure", result_limit=50, after=first.next_cursor))
-    names = [r.name for r in first.results + rest.results]
-    assert len(names) == len(set(names)) == first.total_matches
+    """Issues 12 and 29: "pushforward measure", and the same as a phrase, "pushforward of a
+    measure", find `MeasureTheory.Measure.map` (its docstring: "The pushforward of a
+    measure...") in the first 5 with every word, and in the first 10 ranked on any word (the
+    default, which puts the concepts the words name first: `MeasureTheory.Measure`); a cursor
+    continues the scored order, and walked to the end it gives each match once, as many as
+    `total_matches` says."""
+    for text in ("pushforward measure", "pushforward of a measure"):
+        for match, within in (("any", 10), ("all", 5)):
+            first = engine.search(SearchRequest(environment="MATHLIB", text=text, text_match=match, result_limit=5))
+            names = [r.name for r in first.results]
+            top = engine.search(SearchRequest(environment="MATHLIB", text=text, text_match=match, result_limit=within))
+            assert "MeasureTheory.Measure.map" in [r.name for r in top.results], (text, match, names)
+            assert first.unmatched_words == []
+            rest = engine.search(SearchRequest(environment="MATHLIB", text=text, text_match=match, result_limit=50, after=first.next_cursor))
+            assert rest.total_matches == first.total_matches
+            names += [r.name for r in rest.results]
+            assert len(names) == len(set(names)) == min(55, first.total_matches)
+    walked, after = [], None
+    while True:
+        page = engine.search(SearchRequest(environment="MATHLIB", text="pushforward measure", text_match="all", result_limit=50, after=after))
+        walked += [r.name for r in page.results]
+        if page.next_cursor is None:
+            break
+        after = page.next_cursor
+    assert len(walked) == len(set(walked)) == page.total_matches
 
 
 def test_every_class_has_exactly_the_instances_of_docgens_table(mathlib_build, mathlib_archive: Path) -> None:

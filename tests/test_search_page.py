@@ -189,11 +189,14 @@ def test_no_result_says_what_to_try(page: object, server: str) -> None:
     assert re.match(r"No declaration matches every filter\.\s+Names close to add_comn: ", hint), hint
     page.locator("#hint a", has_text=re.compile(r"^Nat\.add_comm$")).click()  # type: ignore[attr-defined]
     assert page.inner_text("h2").startswith("Nat.add_comm")  # type: ignore[attr-defined]
-    # Too many parts: the same search without each; following one finds the lemma.
-    page.goto(server + "/?env=CORE-DOCGEN&q=add_comm+ns:Nat&text=commutativity+zzqqxx")  # type: ignore[attr-defined]
+    # Too many parts: the same search without each (the words box is one part: any of its words
+    # would do); the words no declaration has are named; following a link finds the lemma.
+    page.goto(server + "/?env=CORE-DOCGEN&q=add_comm+ns:Nat&text=zzqqxx+qqzzyy")  # type: ignore[attr-defined]
     assert "Every part must hold: try fewer" in page.inner_text("#hint")  # type: ignore[attr-defined]
-    page.locator("#hint a", has_text="without zzqqxx").click()  # type: ignore[attr-defined]
-    assert page.input_value("input[name=text]") == "commutativity"  # type: ignore[attr-defined]
+    assert page.inner_text("#unmatched") == "No declaration has “zzqqxx”, “qqzzyy”."  # type: ignore[attr-defined]
+    shoot(page, "unmatched-words")
+    page.locator("#hint a", has_text="without zzqqxx qqzzyy").click()  # type: ignore[attr-defined]
+    assert page.input_value("input[name=text]") == ""  # type: ignore[attr-defined]
     assert "Nat.add_comm" in page.locator("ol.results a.name").all_inner_texts()  # type: ignore[attr-defined]
 
 
@@ -203,10 +206,12 @@ def test_words_find_the_lemma_first_and_say_why(page: object, server: str) -> No
     page.click("button[type=submit]")  # type: ignore[attr-defined]
     names = page.locator("ol.results a.name").all_inner_texts()  # type: ignore[attr-defined]
     assert "Nat.add_comm" in names[:5], names
-    # In the words typed, never the index's stems (`commut, addit, natur`).
-    why = page.locator("ol.results li .why").first.inner_text()  # type: ignore[attr-defined]
-    assert why.startswith("why here: your words commutativity, addition, natural (text score "), why
-    assert not re.search(r"\b(commut|addit|natur|bm25)\b", why), why
+    # In the words typed, where each is, never the index's stems (`commut, addit, natur`).
+    item = page.locator("ol.results li", has=page.locator("a.name", has_text=re.compile(r"^Nat\.add_comm$")))  # type: ignore[attr-defined]
+    why = item.locator(".why").inner_text()
+    assert why.startswith('why here: "commutativity", "addition" in the name; '), why
+    assert re.search(r"\(text score [\d.]+\) · ", why), why
+    assert not re.search(r"\b(commut|addit|natur|bm25|text_score)\b", why), why
     assert page.input_value("input[name=text]") == "commutativity addition natural"  # type: ignore[attr-defined]
     shoot(page, "words")
     # Relevance order on a name fragment: the exact last-component hit comes before longer names.
@@ -279,6 +284,7 @@ def test_the_one_help_text_says_what_the_boxes_do(page: object, server: str) -> 
     page.click("main a[href='#syntax']")  # the intro points to it; the folded help opens  # type: ignore[attr-defined]
     assert page.locator("#syntax").is_visible()  # type: ignore[attr-defined]
     help_text = page.inner_text("#syntax")  # type: ignore[attr-defined]
+    assert "its words may match in any order and not all are needed" in help_text
     # What it says holds on Lean core: the name's abbreviations count as their words.
     assert "commutativity addition natural finds Nat.add_comm" in help_text
     page.fill("input[name=text]", "commutativity addition natural")  # type: ignore[attr-defined]

@@ -108,7 +108,8 @@ def test_pages_answer_what_the_api_answers(sample_root: Path) -> None:  # noqa: 
         assert decl.status_code == 200 and "Nat.add_comm" in decl.text and "commutative" in decl.text
         # A theorem is no class: its null instance count is not shown as a fact about the catalog.
         assert "instance count" not in decl.text and "not recorded" not in decl.text
-        missing = httpx.get(f"{url}/d/Nat.nope", params={"env": "SAMPLE"})
+        # A misspelt name: not found, with the close names (an unrelated one has none).
+        missing = httpx.get(f"{url}/d/Nat.add_comn", params={"env": "SAMPLE"})
         assert missing.status_code == 404 and "not_found" in missing.text and "Nat.add_comm" not in missing.text or "Close names" in missing.text
         bad = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add kind:lemma"})  # no such kernel kind
         assert bad.status_code == 400 and "invalid_request" in bad.text
@@ -117,11 +118,13 @@ def test_pages_answer_what_the_api_answers(sample_root: Path) -> None:  # noqa: 
         worded = httpx.get(f"{url}/", params={"env": "SAMPLE", "text": "commutative addition", "limit": "3"})
         ranked = engine_search(sample_root, environment="SAMPLE", text="commutative addition", result_limit=3)
         assert worded.status_code == 200 and ranked.results
-        shown = [name for name in (r.name for r in ranked.results) if f">{name}</a>" in worded.text]
+        # A result's name is the link before its kind (a type may link the same name: `Add`).
+        shown = [name for name in (r.name for r in ranked.results) if f">{name}</a><span class=\"kind\">" in worded.text]
         assert shown == [r.name for r in ranked.results]
-        positions = [worded.text.index(f">{r.name}</a>") for r in ranked.results]
+        positions = [worded.text.index(f">{r.name}</a><span class=\"kind\">") for r in ranked.results]
         assert positions == sorted(positions)  # in the API's order
-        assert "why here: your words commutative, addition (text score " in worded.text
+        # The reasons as the API says them, in the words typed (quotes escaped in the HTML).
+        assert 'why here: &#34;commutative&#34;, &#34;addition&#34; in the name; ' in worded.text
         named = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add", "order": "name"})
         assert "why here" not in named.text
         unknown_order = httpx.get(f"{url}/", params={"env": "SAMPLE", "q": "add", "order": "newest"})

@@ -1,14 +1,17 @@
 """Unknown-name suggestions (`engine.suggest.NameTable`) against a brute-force oracle that
 follows the documented rule literally: every visible name, component lists, a textbook edit
-distance, one sort."""
+distance, one sort per rule (a last component's words are `suggest.words`, checked by example in
+tests/test_close_names.py)."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leanindex.engine.suggest import MAX_CLOSE_NAME_LENGTH, MAX_SUGGESTIONS, MIN_CLOSE_LENGTH, NameTable, max_distance
+from leanindex.engine.suggest import MAX_CLOSE_NAME_LENGTH, MAX_SUGGESTIONS, MIN_CLOSE_LENGTH, NameTable, max_distance, stem, words
 
 
 def levenshtein(a: str, b: str) -> int:
@@ -34,16 +37,32 @@ def oracle(names: list[str], hidden: list[bool], query: str, limit: int = MAX_SU
     trailing.sort(key=lambda p: (names[p].count("."), len(names[p]), p))
     chosen += [p for p in trailing if p not in chosen][: limit - len(chosen)]
 
-    def rank(pos: int) -> tuple[int, int, int, int]:
+    def split(pos: int) -> tuple[str, str]:
         other = names[pos].split(".")
-        return (levenshtein(other[-1], last), levenshtein(".".join(other[:-1]), namespace), len(names[pos]), pos)
+        return ".".join(other[:-1]), other[-1]
 
-    close = sorted((p for p in visible if levenshtein(names[p].split(".")[-1], last) <= max_distance(last)), key=rank)
-    chosen += [p for p in close if p not in chosen][: limit - len(chosen)]
+    close = [p for p in visible if levenshtein(split(p)[1], last) <= max_distance(last)]
+    same = sorted((p for p in close if namespace and split(p)[0] == namespace), key=lambda p: (levenshtein(split(p)[1], last), len(names[p]), p))
+    first, given = stem(last), set(words(last))
+    stemmed = sorted(
+        (p for p in visible if namespace and split(p)[0] == namespace and first and first in words(split(p)[1])),
+        key=lambda p: (-len(given & set(words(split(p)[1]))), -len(os.path.commonprefix([split(p)[1], last])), len(names[p]), p),
+    )
+
+    def rank(pos: int) -> tuple[int, int, int, int]:
+        other_namespace, other_last = split(pos)
+        return (levenshtein(other_last, last), levenshtein(other_namespace, namespace), len(names[pos]), pos)
+
+    elsewhere = sorted((p for p in close if not namespace or split(p)[0] != namespace), key=rank)
+    for group in (same, stemmed, elsewhere):
+        chosen += [p for p in group if p not in chosen][: limit - len(chosen)]
     return [names[p] for p in chosen]
 
 
-COMPONENTS = ["Nat", "Int", "List", "Real", "mul_comm", "mul_com", "add_comm", "add_comm'", "map", "mapp", "sqrt", "x", "h'", "αβγ"]
+COMPONENTS = [
+    "Nat", "Int", "List", "Real", "mul_comm", "mul_com", "add_comm", "add_comm'", "map", "mapp", "sqrt", "x", "h'", "αβγ",
+    "rec", "recAux", "recOn", "strongRecOn", "rec_zero", "mul_assoc",
+]
 component = st.one_of(st.sampled_from(COMPONENTS), st.text(alphabet="abcm_'", min_size=1, max_size=7))
 # Names start with a letter, as Lean's identifiers do, so none needs «» escapes.
 name = st.lists(component, min_size=1, max_size=3).map(".".join).filter(lambda n: all(c[0].isalpha() for c in n.split(".")))
@@ -53,7 +72,7 @@ name = st.lists(component, min_size=1, max_size=3).map(".".join).filter(lambda n
 @given(
     names=st.lists(name, min_size=1, max_size=40, unique=True),
     flags=st.lists(st.booleans(), min_size=40, max_size=40),
-    query=st.one_of(name, st.sampled_from(["mul_comm", "Nat.mul_com", "Real.sqrtt", "List.mapp", "x", "Int.add_comm"])),
+    query=st.one_of(name, st.sampled_from(["mul_comm", "Nat.mul_com", "Real.sqrtt", "List.mapp", "x", "Int.add_comm", "Nat.rec", "Nat.recOn"])),
     limit=st.integers(min_value=1, max_value=MAX_SUGGESTIONS),
 )
 def test_suggestions_follow_the_rule(names: list[str], flags: list[bool], query: str, limit: int) -> None:

@@ -113,7 +113,7 @@ def test_untouched_catalog_verifies(root: Path, engine: Engine) -> None:
 
 @pytest.mark.parametrize(
     "relative",
-    ["declarations.parquet", "catalog.duckdb", "index/names.npy", "index/postings.npy", "index/name_sa.npy", "index/static_rank.npy", "index/text/data.csc.index.npy", "index/text/vocab.index.json"],
+    ["declarations.parquet", "catalog.duckdb", "index/names.npy", "index/postings.npy", "index/name_sa.npy", "index/static_rank.npy", "index/text/doc.data.npy", "index/text/vocabulary.json"],
 )
 def test_flipped_byte(root: Path, engine: Engine, relative: str) -> None:
     flip_byte(paths_of(root).catalog_dir / relative)
@@ -135,7 +135,7 @@ def test_truncated_file(root: Path, engine: Engine) -> None:
     assert_recovers_after_rebuild(root, engine)
 
 
-@pytest.mark.parametrize("relative", ["declarations.parquet", "catalog.duckdb", "index/kind.npy", "index/text/indices.csc.index.npy"])
+@pytest.mark.parametrize("relative", ["declarations.parquet", "catalog.duckdb", "index/kind.npy", "index/text/name.indices.npy"])
 def test_deleted_file(root: Path, engine: Engine, relative: str) -> None:
     (paths_of(root).catalog_dir / relative).unlink()
     assert_fails_closed(root, engine, ErrorCode.CATALOG_UNAVAILABLE)

@@ -12,32 +12,16 @@ with the server's error object (code, message, details) on a refusal or failure.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from .checker.batch import ItemLike, as_item, outcome_of
-from .checker.models import (
-    MAX_BATCH_ITEMS,
-    AuditResponse,
-    BatchCheckRequest,
-    BatchCheckResponse,
-    CheckResponse,
-    ProofCloseResponse,
-    ProofStateResponse,
-    ProofStepResponse,
-    ProofStepsResponse,
-    TargetCheckResponse,
-)
-from .engine.diff import DeclarationDiff
 from .errors import ErrorCode, LeanIndexError
 from .models import (
     EnvironmentsResponse,
@@ -71,6 +55,22 @@ from .tools import (
 )
 from .validation import invalid_request
 
+if TYPE_CHECKING:
+    # Types only: the checker's and the diff's modules (the whole checker, the engine) load in
+    # the methods that send their requests, not for a search (the CLI's remote path, issue 30).
+    from .checker.batch import ItemLike
+    from .checker.models import (
+        AuditResponse,
+        BatchCheckResponse,
+        CheckResponse,
+        ProofCloseResponse,
+        ProofStateResponse,
+        ProofStepResponse,
+        ProofStepsResponse,
+        TargetCheckResponse,
+    )
+    from .engine.diff import DeclarationDiff
+
 
 def declaration_path(name: str) -> str:
     """The HTTP inspect path of declaration `name` (`/v1/declarations/{name}`, without the query).
@@ -98,7 +98,13 @@ class _HttpBackend:
 
     def __init__(self, base_url: str, token: str | None, timeout: float):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+        # A plain-http server needs no certificates: httpx's default transport loads the
+        # system's CA bundle (about 25 ms of CPU, a tenth of a CLI query through a local server)
+        # for a TLS context no request of this client would use. Every request goes to
+        # `base_url` (relative routes; redirects are not followed), so no https URL ever reaches
+        # this transport; proxies from the environment keep their own, verifying transports.
+        plain = httpx.HTTPTransport(verify=False) if httpx.URL(base_url).scheme == "http" else None
+        self.http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout, transport=plain)
 
     def call(self, spec: ToolSpec, request: BaseModel) -> Any:
         """`spec`'s answer to `request` from its route (`ToolSpec.http_route`, a POST)."""
@@ -141,6 +147,9 @@ class _LocalBackend:
     check tools raise `check_disabled` as on a server without one."""
 
     def __init__(self, root: str | Path | None):
+        import asyncio  # here, as the engine: a remote client's start does without them
+        import threading
+
         from .engine import Engine
         from .service.config import ServiceConfig
         from .service.gate import CallGate
@@ -155,6 +164,8 @@ class _LocalBackend:
 
     def call(self, spec: ToolSpec, request: BaseModel) -> Any:
         """`spec`'s answer to `request` from the served tool of the same name."""
+        import asyncio
+
         return asyncio.run_coroutine_threadsafe(self.tools[spec.name].call(request), self.loop).result()
 
     def close(self) -> None:
@@ -251,7 +262,8 @@ class Client:
         """One page of a bounded search. `name_contains` is one substring or several (all must
         occur). `filters` are the other fields of `leanindex.models.SearchRequest` by name
         (`type_pattern`, `namespace_prefixes`, `kinds`, `module_prefixes`, `flags`,
-        `instances_of`, `uses_constants`, `case_sensitive`, `result_limit`, `after`, ...;
+        `instances_of`, `uses_constants`, `text`, `text_match` (`"any"`, the default: some word
+        of `text`, ranked; `"all"`: every word), `case_sensitive`, `result_limit`, `after`, ...;
         sequences of any kind);
         `type_pattern` may be given as the list of constant names.
 
@@ -355,6 +367,9 @@ class Client:
         ids, a malformed item), `check_disabled`, `timeout`, `busy`, `unauthorized`,
         `backend_error` (server unreachable); an item's own failure is its result's `error`.
         """
+        from .checker.batch import as_item
+        from .checker.models import BatchCheckRequest
+
         try:
             request = BatchCheckRequest(items=[as_item(item) for item in items])
         except ValidationError as error:
@@ -368,6 +383,9 @@ class Client:
         `batch_size` (1-256) through `check_batch`, in the items' order within each batch; the
         same shape as `Checker.check_many`. Raises as `check_batch` for a whole batch's
         failure (the items of earlier batches were yielded)."""
+        from .checker.batch import outcome_of
+        from .checker.models import MAX_BATCH_ITEMS
+
         if not 1 <= batch_size <= MAX_BATCH_ITEMS:
             raise LeanIndexError(ErrorCode.INVALID_REQUEST, f"batch_size must be 1 to {MAX_BATCH_ITEMS}, not {batch_size}", {})
         source = iter(items)
@@ -486,6 +504,22 @@ def _tool_method(spec: ToolSpec) -> Any:
     return method
 
 
+class _ToolMethod:
+    """`_tool_method(spec)` made on first access (on the class, for `help()`, or on a client):
+    its signature reads the request model, which may be the checker's, whose import a search
+    through the client must not pay. Carries `__tool__` as the method does."""
+
+    def __init__(self, spec: ToolSpec):
+        self.spec = spec
+        self.__tool__ = spec.name
+        self.method: Callable[..., Any] | None = None
+
+    def __get__(self, client: Client | None, owner: type | None = None) -> Any:
+        if self.method is None:
+            self.method = _tool_method(self.spec)
+        return self.method if client is None else self.method.__get__(client, owner)
+
+
 def add_tool_methods() -> None:
     """Give `Client` a method for every tool of `TOOLS` that has none written above (each
     method answering a tool carries its name in `__tool__`). Raises `RuntimeError` when a
@@ -494,7 +528,7 @@ def add_tool_methods() -> None:
     for spec in TOOLS:
         written = Client.__dict__.get(spec.client_method)
         if written is None:
-            setattr(Client, spec.client_method, _tool_method(spec))
+            setattr(Client, spec.client_method, _ToolMethod(spec))
         elif getattr(written, "__tool__", None) != spec.name:
             raise RuntimeError(f"tool {spec.name}: Client.{spec.client_method} answers {getattr(written, '__tool__', 'no tool')}")
 

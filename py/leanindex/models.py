@@ -225,7 +225,7 @@ NameFragment = Annotated[
 
 
 #: The fields of a search that are not filters; every other field is one, and a search needs one.
-NOT_FILTERS: tuple[str, ...] = ("environment", "case_sensitive", "order", "result_limit", "after")
+NOT_FILTERS: tuple[str, ...] = ("environment", "case_sensitive", "text_match", "order", "result_limit", "after")
 
 SearchOrder = Literal["name", "relevance"]
 """`name`: Lean's `Name.lt` order. `relevance`: the documented rule of `engine.relevance` (the
@@ -235,8 +235,12 @@ name order (`SearchRequest.ranked`)."""
 
 
 def _one_filter_required(schema: dict[str, Any]) -> None:
-    """State in the JSON Schema what the engine enforces: some filter field is given, not null."""
+    """State in the JSON Schema what the model enforces: some filter field is given, not null;
+    a non-null `text_match` comes with a non-null `text` (`SearchRequest._text_match_needs_text`)."""
     one_of_required([name for name in schema["properties"] if name not in NOT_FILTERS], schema)
+    not_null = {"not": {"type": "null"}}
+    schema["if"] = {"required": ["text_match"], "properties": {"text_match": not_null}}
+    schema["then"] = {"required": ["text"], "properties": {"text": not_null}}
 
 
 class SearchRequest(Frozen):
@@ -273,8 +277,12 @@ class SearchRequest(Frozen):
     uses_constants: ConstantNames | None = Field(default=None, description="Constants the value must all use (\"used by\").")
     text: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
         default=None,
-        description="Words; all must occur in the name, docstring or type (BM25-ranked). A text with no word "
-        "left once stop words and symbols are dropped is refused (invalid_request, details.field: text).",
+        description="A question in words, LaTeX or Lean syntax, ranked best first (docs/ranking.md). Matches: "
+        "declarations with any of its words in name, namespace, docstring or type (text_match). Refused when no "
+        "word is left (invalid_request).",
+    )
+    text_match: Literal["any", "all"] | None = Field(
+        default=None, description="With text only. any (default): a match has some word of text; all: every word."
     )
     order: SearchOrder | None = Field(
         default=None,
@@ -311,6 +319,22 @@ class SearchRequest(Frozen):
                 raise ValueError(f"{prefix!r} is not a module name: a component is numeric")
             canonical.append(format_name(components))
         return canonical
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_match_default(cls, data: Any) -> Any:
+        """With `text`, a missing `text_match` is `any`, so the request (and the cursors bound to
+        it) is the same whether the default was written out or not."""
+        if isinstance(data, dict) and data.get("text") is not None and data.get("text_match") is None:
+            return {**data, "text_match": "any"}
+        return data
+
+    @model_validator(mode="after")
+    def _text_match_needs_text(self) -> SearchRequest:
+        """`text_match` says how `text` matches: given without `text` it would be ignored."""
+        if self.text_match is not None and self.text is None:
+            raise ValueError("text_match applies to text: give text too, or leave text_match out")
+        return self
 
     def ranked(self) -> bool:
         """True when the answer is in relevance order: asked for, or `text` given without an order."""
@@ -460,8 +484,9 @@ class MatchReason(Frozen):
         "flag", "instance_of", "uses_constant", "text", "relevance",
     ] = Field(description="The filter that matched, or `relevance` for a ranking criterion.")
     value: str = Field(
-        description="The matched value; for `relevance` (answers in relevance order) one criterion as KEY=VALUE: "
-        "bm25 (text score), name_hit (exact_name, last_component, component_boundary, inside), name_bytes, binders, uses."
+        description="The matched value; for `text` one sentence per field matched, in the query's words "
+        "('\"prime\", \"odd\" in the docstring'), or 'named by a nickname in the text'; for `relevance` (answers in "
+        "relevance order) one criterion as KEY=VALUE: text_score (text search), name_hit (exact_name, last_component, component_boundary, inside), name_bytes, binders, uses."
     )
 
 
@@ -545,6 +570,9 @@ class SearchResponse(EnvironmentIdentity):
     )
     suggestions: list[str] = Field(
         default_factory=list, description="When a name search finds nothing: close visible names (else empty)."
+    )
+    unmatched_words: list[str] = Field(
+        default_factory=list, description="Words of text (as read: lower case) that no declaration of the catalog has."
     )
 
     def to_arrow(self) -> Any:

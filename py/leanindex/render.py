@@ -5,28 +5,8 @@ structured content and what the CLI prints for people. Plain text (no markup), p
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .checker.goals import Goal
-from .checker.models import (
-    AuditResponse,
-    BatchCheckResponse,
-    CheckResponse,
-    Diagnostic,
-    FailureSummary,
-    FenceStatus,
-    ProofBox,
-    ProofCloseResponse,
-    ProofStateResponse,
-    ProofStepResponse,
-    ProofStepsResponse,
-    Reason,
-    StatementFence,
-    TacticStep,
-    TargetCheckResponse,
-    UnitVerdict,
-)
-from .engine.diff import DeclarationDiff
 from .errors import LeanIndexError
 from .models import (
     Assurance,
@@ -42,6 +22,29 @@ from .models import (
     lookup_caveat,
     search_caveats,
 )
+
+if TYPE_CHECKING:
+    # Types only: the checker's and the diff's models load with their answers, not with this
+    # module, which the remote CLI path (`exists` through `$LEANINDEX_URL`) imports.
+    from .checker.goals import Goal
+    from .checker.models import (
+        AuditResponse,
+        BatchCheckResponse,
+        CheckResponse,
+        Diagnostic,
+        FailureSummary,
+        ProofBox,
+        ProofCloseResponse,
+        ProofStateResponse,
+        ProofStepResponse,
+        ProofStepsResponse,
+        Reason,
+        StatementFence,
+        TacticStep,
+        TargetCheckResponse,
+        UnitVerdict,
+    )
+    from .engine.diff import DeclarationDiff
 
 
 def render_environments(response: EnvironmentsResponse) -> str:
@@ -83,11 +86,20 @@ def _lean_line(response: Any) -> str:
     return f"{response.environment}{lean}"
 
 
+def unmatched_line(response: SearchResponse) -> str | None:
+    """The words of a search's `text` that no declaration of the catalog has (the answer's
+    `unmatched_words`, as the user wrote them), as one line for people on every surface (MCP,
+    CLI, the search page): `no declaration has: "foo", "bar"`; None when every word matched."""
+    if not response.unmatched_words:
+        return None
+    return "no declaration has: " + ", ".join(f'"{word}"' for word in response.unmatched_words)
+
+
 def render_search(response: SearchResponse) -> str:
     """Stop reason, completeness (and `APPROXIMATE` for such an answer) and counts on the first
     line, then one line per result: `name | kind | type | module | source_url | doc_url` (`-`
-    for null); resolved and unknown constants, the caveats (`search_caveats`) and the next
-    cursor last."""
+    for null); resolved and unknown constants, the words of `text` nothing has
+    (`unmatched_line`), the caveats (`search_caveats`) and the next cursor last."""
     approximate = f" {Assurance.APPROXIMATE.value}" if response.assurance is Assurance.APPROXIMATE else ""
     lines = [
         f"{response.stop_reason.value} {response.completeness.value}{approximate}: {len(response.results)} shown, "
@@ -103,6 +115,9 @@ def render_search(response: SearchResponse) -> str:
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
         lines.append(f"no declaration's type mentions {unknown.name}{hint}")
+    unmatched = unmatched_line(response)
+    if unmatched:
+        lines.append(unmatched)
     lines.extend(search_caveats(response))
     if response.next_cursor:
         lines.append(f"next_cursor {response.next_cursor}")
@@ -131,6 +146,8 @@ def render_inspect(response: InspectResponse) -> str:
 
 
 def _render_fence(fence: list[StatementFence], indent: str = "") -> list[str]:
+    from .checker.models import FenceStatus  # loaded already: `fence` is made of its models
+
     lines = []
     for entry in fence:
         lines.append(f"{indent}fence {entry.name}: {entry.status.value}")

@@ -11,52 +11,22 @@ listing and calls (`service.mcp`), the HTTP routes and OpenAPI entries (`service
 table `api/tools.md` (`leanindex.api_files`). A new tool over an existing call is one more
 entry here and its renderer in `leanindex.render`.
 
-This module imports models and renderers only (no FastAPI, MCP or engine), so the client can
-read it cheaply.
+This module imports the catalog tools' models (`leanindex.models`) and the renderers only (no
+FastAPI, MCP, engine or checker: the other tools' models load when first asked for,
+`ToolSpec.request_model`), so the client and the CLI's remote queries read it cheaply.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
-from .checker.models import (
-    MAX_BATCH_ITEMS,
-    AuditRequest,
-    AuditResponse,
-    BatchCheckRequest,
-    BatchCheckResponse,
-    CheckRequest,
-    CheckResponse,
-    ProofCloseRequest,
-    ProofCloseResponse,
-    ProofStateRequest,
-    ProofStateResponse,
-    ProofStepRequest,
-    ProofStepResponse,
-    ProofStepsRequest,
-    ProofStepsResponse,
-    TargetCheckRequest,
-    TargetCheckResponse,
-)
-from .engine.diff import DeclarationDiff, DiffRequest
 from .errors import ErrorCode, LeanIndexError
-from .models import (
-    MAX_LOOKUP_NAMES,
-    EnvironmentsRequest,
-    EnvironmentsResponse,
-    ExistsRequest,
-    ExistsResponse,
-    InspectManyRequest,
-    InspectManyResponse,
-    InspectRequest,
-    InspectResponse,
-    SearchRequest,
-    SearchResponse,
-)
+from .models import MAX_LOOKUP_NAMES
 from .render import (
     render_audit,
     render_check,
@@ -87,7 +57,10 @@ class ToolSpec:
 
     `http_route` is `POST /path`: the route `service.http` makes from this entry (or has written
     by hand, for routes older than the tool list), body `request_model`, answer
-    `response_model`. `answered_by` names the `service.tools.ToolCalls` method answering a
+    `response_model`: the models `request` and `response` name (`module.Model` under
+    `leanindex`), loaded on first use (`_loaded`), so that a caller of one tool loads neither
+    the checker's nor the diff's models (the CLI's remote search, `leanindex.client`: issue 30).
+    `answered_by` names the `service.tools.ToolCalls` method answering a
     validated `request_model` with a `response_model` (a test checks that it exists);
     `client_method` the `leanindex.Client` method (written there, or generated from this
     entry). `tag` is the OpenAPI tag and error list: `declarations` (catalog tools, answered by
@@ -101,8 +74,8 @@ class ToolSpec:
     title: str
     description: str
     http_route: str
-    request_model: type[BaseModel]
-    response_model: type[BaseModel]
+    request: str
+    response: str
     render: Callable[[Any], str]
     answered_by: str
     client_method: str
@@ -117,15 +90,37 @@ class ToolSpec:
         MCP clients refuse tool names with dots although the MCP specification allows them."""
         return self.name.replace(".", "_")
 
+    @property
+    def request_model(self) -> type[BaseModel]:
+        """The request model (`request`), its module imported on first use."""
+        return _loaded(self.request)
+
+    @property
+    def response_model(self) -> type[BaseModel]:
+        """The response model (`response`), its module imported on first use."""
+        return _loaded(self.response)
+
     def names(self, naming: ToolNaming = DEFAULT_TOOL_NAMING) -> tuple[str, ...]:
         """The names this tool is listed under: `dotted`, `underscore` (the alias) or `both`."""
         return {"dotted": (self.name,), "underscore": (self.alias,), "both": (self.name, self.alias)}[naming]
 
 
+def _loaded(reference: str) -> type[BaseModel]:
+    """The model `reference` names (`checker.models.CheckRequest`: module `leanindex.checker.models`,
+    class `CheckRequest`). Raises `ImportError`/`AttributeError` for a wrong reference (a test
+    loads every tool's models)."""
+    module, _, name = reference.rpartition(".")
+    return cast(type[BaseModel], getattr(importlib.import_module(f"leanindex.{module}"), name))
+
+
+#: `leanindex.checker.models.MAX_BATCH_ITEMS`, copied for the batch tool's description: importing
+#: its home loads the whole checker (tests/test_remote_cli_imports.py checks the copy).
+MAX_BATCH_ITEMS = 256
+
+
 SEARCH_DESCRIPTION = """\
-Find declarations of a Lean 4 environment (ids: lean.environments). Give one filter or more; all
-must hold; `text` ranks by relevance. Each result: name, kind, type, module, source_url, doc_url,
-match_reasons. total_matches is exact; next page: after=next_cursor."""
+Declarations of a Lean 4 environment (ids: lean.environments) meeting every filter given; `text`
+is ranked, best first. total_matches is exact; more: after=next_cursor."""
 
 INSPECT_DESCRIPTION = """\
 Everything the catalog holds about one declaration, by exact full name (`Nat.add_comm`,
@@ -270,8 +265,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Search Lean declarations",
         description=SEARCH_DESCRIPTION,
         http_route="POST /v1/declarations/search",
-        request_model=SearchRequest,
-        response_model=SearchResponse,
+        request="models.SearchRequest",
+        response="models.SearchResponse",
         render=render_search,
         answered_by="search",
         client_method="search",
@@ -282,8 +277,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Inspect a Lean declaration",
         description=INSPECT_DESCRIPTION,
         http_route="POST /v1/declarations/inspect",
-        request_model=InspectRequest,
-        response_model=InspectResponse,
+        request="models.InspectRequest",
+        response="models.InspectResponse",
         render=render_inspect,
         answered_by="inspect",
         client_method="inspect",
@@ -293,8 +288,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="List Lean environments",
         description=ENVIRONMENTS_DESCRIPTION,
         http_route="POST /v1/environments",
-        request_model=EnvironmentsRequest,
-        response_model=EnvironmentsResponse,
+        request="models.EnvironmentsRequest",
+        response="models.EnvironmentsResponse",
         render=render_environments,
         answered_by="environments",
         client_method="environments",
@@ -304,8 +299,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="What changed between two Lean environments",
         description=DIFF_DESCRIPTION,
         http_route="POST /v1/catalog/diff",
-        request_model=DiffRequest,
-        response_model=DeclarationDiff,
+        request="engine.diff.DiffRequest",
+        response="engine.diff.DeclarationDiff",
         render=render_diff,
         answered_by="diff",
         client_method="diff",
@@ -315,8 +310,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Check a Lean file",
         description=CHECK_DESCRIPTION,
         http_route="POST /v1/check",
-        request_model=CheckRequest,
-        response_model=CheckResponse,
+        request="checker.models.CheckRequest",
+        response="checker.models.CheckResponse",
         render=render_check,
         answered_by="check",
         client_method="check",
@@ -327,8 +322,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Check many Lean files",
         description=CHECK_BATCH_DESCRIPTION,
         http_route="POST /v1/check/batch",
-        request_model=BatchCheckRequest,
-        response_model=BatchCheckResponse,
+        request="checker.models.BatchCheckRequest",
+        response="checker.models.BatchCheckResponse",
         render=render_check_batch,
         answered_by="check_batch",
         client_method="check_batch",
@@ -339,8 +334,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Check replacements for one Lean declaration",
         description=TARGET_DESCRIPTION,
         http_route="POST /v1/check/target",
-        request_model=TargetCheckRequest,
-        response_model=TargetCheckResponse,
+        request="checker.models.TargetCheckRequest",
+        response="checker.models.TargetCheckResponse",
         render=render_target,
         answered_by="check_target",
         client_method="check_target",
@@ -351,8 +346,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Audit every declaration of a Lean file",
         description=AUDIT_DESCRIPTION,
         http_route="POST /v1/audit",
-        request_model=AuditRequest,
-        response_model=AuditResponse,
+        request="checker.models.AuditRequest",
+        response="checker.models.AuditResponse",
         render=render_audit,
         answered_by="audit",
         client_method="audit",
@@ -363,8 +358,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Open a Lean proof state",
         description=PROOF_STATE_DESCRIPTION,
         http_route="POST /v1/proof/state",
-        request_model=ProofStateRequest,
-        response_model=ProofStateResponse,
+        request="checker.models.ProofStateRequest",
+        response="checker.models.ProofStateResponse",
         render=render_proof_state,
         answered_by="proof_state",
         client_method="proof_state",
@@ -377,8 +372,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Run a tactic on a Lean proof state",
         description=PROOF_STEP_DESCRIPTION,
         http_route="POST /v1/proof/step",
-        request_model=ProofStepRequest,
-        response_model=ProofStepResponse,
+        request="checker.models.ProofStepRequest",
+        response="checker.models.ProofStepResponse",
         render=render_proof_step,
         answered_by="proof_step",
         client_method="proof_step",
@@ -391,8 +386,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Close a Lean proof state",
         description=PROOF_CLOSE_DESCRIPTION,
         http_route="POST /v1/proof/close",
-        request_model=ProofCloseRequest,
-        response_model=ProofCloseResponse,
+        request="checker.models.ProofCloseRequest",
+        response="checker.models.ProofCloseResponse",
         render=render_proof_close,
         answered_by="proof_close",
         client_method="proof_close",
@@ -405,8 +400,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Goals before and after every tactic of a Lean proof",
         description=PROOF_STEPS_DESCRIPTION,
         http_route="POST /v1/proof/steps",
-        request_model=ProofStepsRequest,
-        response_model=ProofStepsResponse,
+        request="checker.models.ProofStepsRequest",
+        response="checker.models.ProofStepsResponse",
         render=render_proof_steps,
         answered_by="proof_steps",
         client_method="proof_steps",
@@ -417,8 +412,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="A Lean proof as a tree of goals",
         description=PROOF_TREE_DESCRIPTION,
         http_route="POST /v1/proof/tree",
-        request_model=ProofStepsRequest,
-        response_model=ProofStepsResponse,
+        request="checker.models.ProofStepsRequest",
+        response="checker.models.ProofStepsResponse",
         render=render_proof_steps,
         answered_by="proof_tree",
         client_method="proof_tree",
@@ -429,8 +424,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Inspect many Lean declarations",
         description=INSPECT_MANY_DESCRIPTION,
         http_route="POST /v1/declarations/inspect_many",
-        request_model=InspectManyRequest,
-        response_model=InspectManyResponse,
+        request="models.InspectManyRequest",
+        response="models.InspectManyResponse",
         render=render_inspect_many,
         answered_by="inspect_many",
         client_method="inspect_many",
@@ -440,8 +435,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Check that Lean declarations exist",
         description=EXISTS_DESCRIPTION,
         http_route="POST /v1/declarations/exists",
-        request_model=ExistsRequest,
-        response_model=ExistsResponse,
+        request="models.ExistsRequest",
+        response="models.ExistsResponse",
         render=render_exists,
         answered_by="exists",
         client_method="exists",

@@ -33,8 +33,25 @@ def emit_json(model: BaseModel | dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-#: Codes about the catalogs under a root, after which a command that took `--root` prints it.
+#: Codes about the catalogs under a root, after which a command that took `--root` prints it
+#: (or the server it asked instead: `asked_server`).
 _ABOUT_THE_ROOT = frozenset({ErrorCode.UNKNOWN_ENVIRONMENT, ErrorCode.CATALOG_UNAVAILABLE, ErrorCode.DIGEST_MISMATCH})
+
+#: The key of the click context's `meta` under which a command notes the server it asked.
+_ASKED_SERVER = "leanindex.asked_server"
+
+
+def asked_server(url: str, variable: str) -> None:
+    """Note that this command run asks the server at `url` (named by the environment variable
+    `variable`) rather than the catalogs under `--root`: its errors about catalogs then name
+    that server, not the root (`handles_errors`). The URL is shown without user and password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.meta[_ASKED_SERVER] = (shown, variable)
 
 
 def handles_errors(json_flag: str | None = "as_json") -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -60,7 +77,17 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[Callable[P, R
                 if suggestions:
                     stderr.print("close names: " + ", ".join(suggestions), markup=False)
                 root = kwargs.get("root")  # `root_option`'s value: a str, or None
-                if failure.code in _ABOUT_THE_ROOT and isinstance(root, str):
+                context = click.get_current_context(silent=True)
+                server = context.meta.get(_ASKED_SERVER) if context is not None else None
+                if failure.code in _ABOUT_THE_ROOT and server:
+                    # The catalogs that server serves, not those under --root, are what the error is about.
+                    url, variable = server
+                    stderr.print(
+                        f"server: {url} (from ${variable}; its environments: GET {url.rstrip('/')}/v1/environments); "
+                        f"unset {variable} to use the catalogs under --root",
+                        markup=False,
+                    )
+                elif failure.code in _ABOUT_THE_ROOT and isinstance(root, str):
                     # Errors name profiles and catalog-relative files only (they reach remote
                     # clients too); on the user's own terminal, the root they are under helps.
                     stderr.print(f"root: {resolve_root(root)}", markup=False)

@@ -24,7 +24,7 @@ from rich.text import Text
 from ..codes import OUTCOME_EXIT, Outcome
 from . import main
 from .lazy import Engine
-from .output import FieldCommand, emit_json, handles_errors, json_option, root_option, stdout
+from .output import FieldCommand, asked_server, emit_json, handles_errors, json_option, root_option, stdout
 from .shown import KINDS, SEARCH_DERIVED, SEARCH_FIELDS
 
 if TYPE_CHECKING:
@@ -107,10 +107,12 @@ def _results(console: Console, response: SearchResponse) -> None:
 def render_search(response: SearchResponse, console: Console | None = None) -> None:
     """A search answer for people on `console` (default: stdout): the stop reason, completeness
     (and `APPROXIMATE` for such an answer) and counts on top, the caveats that concern this
-    answer (`models.search_caveats`, each once per command run: `_note`), the results
+    answer (`models.search_caveats`, each once per command run: `_note`), the words of the
+    text no declaration has (`render.unmatched_line`), the results
     (`_results`), then each result's links, one whole line each. On a terminal, prose is
     wrapped at spaces to its width, never inside a name (`_say`)."""
     from ..models import Assurance, hidden_text, search_caveats
+    from ..render import unmatched_line
 
     out = console or stdout
     approximate = f"{Assurance.APPROXIMATE.value} · " if response.assurance is Assurance.APPROXIMATE else ""
@@ -125,6 +127,9 @@ def render_search(response: SearchResponse, console: Console | None = None) -> N
     for unknown in response.unknown_constants:
         hint = f"; close names: {', '.join(unknown.suggestions)}" if unknown.suggestions else ""
         _say(out, f"no declaration's type mentions {unknown.name}{hint}")
+    unmatched = unmatched_line(response)
+    if unmatched:
+        _say(out, unmatched)
     for caveat in search_caveats(response):
         _note(out, caveat)
     if response.suggestions:
@@ -226,6 +231,10 @@ _SPELLED: dict[str, Callable[[F], F]] = {
     "module_prefixes": click.option(
         "--module-prefixes", "--module", "module_prefixes", multiple=True, callback=_list, help="Module prefix, e.g. Init.Data (repeatable)."
     ),
+    "text_match": click.option(
+        "--text-match", "text_match", type=click.Choice(["any", "all"]),
+        help="With --text only. any (default): a result has some word of --text (ranked, best first); all: every word.",
+    ),
     "order": click.option(
         "--order", "order", type=click.Choice(["name", "relevance"]),
         help="name (default without --text): Name.lt order; relevance (default with --text): best first (docs/ranking.md).",
@@ -272,6 +281,7 @@ def _ask(root: str, method: str, request: BaseModel) -> Any:
     from ..tools import TOOLS
 
     tool = next(spec.name for spec in TOOLS if spec.client_method == method)
+    asked_server(url, URL_ENV)
     with Client(url, token=os.environ.get(TOKEN_ENV) or None) as client:
         return client.call(tool, **request.model_dump(exclude_none=True))
 

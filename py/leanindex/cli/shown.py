@@ -33,7 +33,7 @@ KINDS: tuple[str, ...] = ("axiom", "definition", "theorem", "opaque", "quotient"
 #: option per field (`cli.query.search_options`).
 SEARCH_FIELDS: tuple[str, ...] = (
     "environment", "name_contains", "case_sensitive", "type_pattern", "namespace_prefixes", "kinds", "module_prefixes",
-    "flags", "instances_of", "uses_constants", "text", "order", "result_limit", "after",
+    "flags", "instances_of", "uses_constants", "text", "text_match", "order", "result_limit", "after",
 )
 
 #: Each `SearchRequest` field whose option `cli.query` derives rather than spells out: the JSON
@@ -47,7 +47,7 @@ SEARCH_DERIVED: dict[str, tuple[str, str]] = {
     "uses_constants": ("array", 'Constants the value must all use ("used by").'),
     "text": (
         "string",
-        "Words; all must occur in the name, docstring or type (BM25-ranked). A text with no word left once stop words and symbols "
-        "are dropped is refused (invalid_request, details.field: text).",
+        "A question in words, LaTeX or Lean syntax, ranked best first (docs/ranking.md). Matches: declarations with any of its "
+        "words in name, namespace, docstring or type (text_match). Refused when no word is left (invalid_request).",
     ),
 }

@@ -14,16 +14,13 @@ extractor's output.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import re
 import tempfile
-import threading
-import time
 from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +31,7 @@ from ..errors import ErrorCode, LeanIndexError
 from ..names import name_sort_key
 from ..records import STREAM_FORMAT, ExtractorInfo, FooterRecord, HeaderRecord, LeanInfo, record_fields
 from ..version import __version__
+from ..workers import worker_pool
 from . import links
 from .convert import ABSENT_FACTS, convert_module
 from .files import DocgenFile, ProgressCallback, iter_docgen_files, module_of_file
@@ -191,23 +189,6 @@ class _ConvertedLines:
     links: dict[str, LinkTally]
 
 
-#: How often a conversion worker checks that its import is still alive (seconds).
-_PARENT_POLL_S = 0.5
-
-
-def _exit_with_parent(parent: int) -> None:
-    """A worker's start: a daemon thread ends the worker once process `parent` is gone. A
-    worker waits on its task queue, and a forked sibling holds that pipe open too, so a worker
-    whose import was killed (SIGKILL) would otherwise wait forever."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(_PARENT_POLL_S)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="leanindex-parent-watch", daemon=True).start()
-
-
 def _convert_lines(file: DocgenFile, base: str) -> _ConvertedLines:
     converted = convert_module(file, base)
     return _ConvertedLines(
@@ -235,13 +216,7 @@ def _converted_files(files: Iterator[DocgenFile], base: str, workers: int) -> It
         for file in files:
             yield file, _convert_lines(file, base)
         return
-    # `fork` starts a worker in milliseconds and runs no module again, but copies other threads'
-    # locks in whatever state they are: with other Python threads alive (a progress bar, a
-    # server), `spawn`, which starts a fresh interpreter (and needs a script's `__main__` guard).
-    method = "fork" if threading.active_count() == 1 else "spawn"
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context(method), initializer=_exit_with_parent, initargs=(os.getpid(),)
-    )
+    pool = worker_pool(workers)
     queued: deque[tuple[DocgenFile, Future[_ConvertedLines]]] = deque()
     try:
         for file in files:

@@ -27,6 +27,7 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import SEARCH_FLAGS, MatchReason, ResolvedConstant, SearchRequest, UnknownConstant
 from ..names import NameSyntaxError, format_name, namespace_key, parse_name
 from ..records import FLAG_FIELDS, KIND_ORDER, record_fields
+from . import textrank
 from .loaded import LoadedCatalog
 
 EMPTY = np.empty(0, dtype=np.int64)
@@ -114,26 +115,18 @@ class NameContains(SearchFilter):
 
 
 class Text(SearchFilter):
-    """`text`: every word of the text (as `catalog.text.Words` reads it) is a word of the
-    declaration's name, docstring or type (the text index's postings). Raises
-    `invalid_request` for a text with no indexable word (only stop words or symbols)."""
+    """`text`: the declarations having any word of the text (`text_match: "any"`) or every word
+    (`"all"`) in their name, namespace, docstring or type, read through the one table of
+    mathematical words (`catalog.text`, `engine.textrank`). Raises `invalid_request` for a
+    text with no word (only stop words or unknown symbols)."""
 
     field = "text"
     reads = record_fields("name", "doc", "type")
 
     def __init__(self, catalog: LoadedCatalog, request: SearchRequest):
         super().__init__(catalog, request)
-        self.words = catalog.text.query_words(request.text or "")
-        unindexed = catalog.text.unindexed(self.words)
-        if unindexed:
-            identity = catalog.identity()
-            raise LeanIndexError(
-                ErrorCode.NOT_RECORDED,
-                f"the text index of {identity.environment} was built when {', '.join(unindexed)} were dropped as stop words, "
-                "so a text with them cannot be answered there; rebuild the catalog",
-                {"field": "text", "words": unindexed, "environment": identity.environment},
-            )
-        if not self.words:
+        self.query = textrank.TextQuery.read(catalog.text, catalog.index, request.text or "")
+        if not self.query.tokens and not self.query.nicknamed:
             raise LeanIndexError(
                 ErrorCode.INVALID_REQUEST,
                 "text has no word to search for (only stop words or symbols)",
@@ -141,10 +134,14 @@ class Text(SearchFilter):
             )
 
     def positions(self) -> list[np.ndarray]:
-        return [self.catalog.text.postings(w) for w in self.words]
+        return [textrank.match_set(self.catalog.text, self.query, self.request.text_match or "any")]
+
+    def unmatched(self) -> list[str]:
+        """The query's words (as written) that no declaration of the catalog has."""
+        return textrank.unmatched(self.query)
 
     def reasons(self, row: dict[str, Any]) -> list[MatchReason]:
-        return [MatchReason(filter="text", value=w) for w in self.words]
+        return [MatchReason(filter="text", value=value) for value in textrank.explain(self.catalog.text, self.query, int(row["pos"]))]
 
 
 def resolve_constant(catalog: LoadedCatalog, name: str, field: str, where: str = "type") -> tuple[str | None, list[str]]:

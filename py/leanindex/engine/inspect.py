@@ -5,11 +5,11 @@ Every look-up follows one rule (`_resolved`): the name as given, then in Lean's 
 printing; else `missing_module` when it is a linked name of a module the catalog lacks, else
 `not_found` with close names. A batch answers each name with what a single inspect answers or
 raises for it; only those per-name refusals (`PER_NAME_CODES`) become entries, anything else
-fails the call. A batch's close names (`closest`, and a `not_found` entry's `suggestions`) follow
-the checker's rule for unknown identifiers (`suggest.NameTable.suggest`: the names it ends, then
-the last components within a small edit distance; about a millisecond a name), where a single
-inspect's follow `LoadedCatalog.close_names` (an edit-similarity scan, which can take a tenth of a
-second a name: a batch of 100 unknown names would outlast a call's time budget).
+fails the call. Close names (`not_found`'s and `not_recorded`'s `suggestions`, a batch entry's
+`closest`) follow the checker's rule for unknown identifiers, on every path
+(`suggest.NameTable.suggest`: the names it ends, then those of its namespace close to it or
+sharing its first word, then the last components within a small edit distance elsewhere; about
+a millisecond a name once the catalog's name table is built).
 """
 
 from __future__ import annotations
@@ -58,12 +58,12 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
     `CatalogGaps.missing_modules`), with `details.module` and `details.linked_from` (up to
     `LINKED_FROM_LIMIT` visible declarations whose types mention it, in `Name.lt` order);
     `not_recorded` when it is a constant the catalog's types mention that its source leaves
-    out (`_refuse_unrecorded`: `Nat.rec` in a doc-gen4 catalog), with `details.absent_facts`
-    and `details.linked_from`; `not_found` with `details.suggestions` (close names) and `details.missing_modules` (the
+    out (`_refuse_unrecorded`: `Nat.rec` in a doc-gen4 catalog), with `details.absent_facts`,
+    `details.linked_from` and `details.suggestions` (close names); `not_found` with `details.suggestions` (close names) and `details.missing_modules` (the
     modules the catalog lacks, which could declare it; empty for a catalog without gaps) when it
     is not in the catalog otherwise; `invalid_request` when it cannot be read as a name.
     """
-    found = _resolved(catalog, request.declaration_name, "declaration_name", lambda name: _row_named(catalog, name), catalog.close_names)
+    found = _resolved(catalog, request.declaration_name, "declaration_name", lambda name: _row_named(catalog, name), _batch_suggestions(catalog))
     return _answer(catalog, found)
 
 
@@ -128,7 +128,7 @@ def _resolved(catalog: LoadedCatalog, name: str, field: str, find: Callable[[str
     if found is not None:
         return found
     _refuse_missing_module(catalog, name, canonical)
-    _refuse_unrecorded(catalog, name, canonical)
+    _refuse_unrecorded(catalog, name, canonical, suggest)
     suggestions = suggest(name)
     missing = [gap.module for gap in catalog.manifest.gaps.missing_modules]
     absent = list(catalog.manifest.source.absent_facts)
@@ -166,16 +166,16 @@ def _per_name(error: LeanIndexError) -> LeanIndexError:
 
 
 def _batch_suggestions(catalog: LoadedCatalog) -> Callable[[str], list[str]]:
-    """The close names of a batch look-up (see the module docstring): up to
+    """The close names of a look-up, single or batch (see the module docstring): up to
     `suggest.MAX_SUGGESTIONS` visible names, best first. The name table is built at the first
     name that needs it (once per loaded catalog), so a batch of found names never builds it."""
     return lambda name: catalog.name_table().suggest(name)
 
 
 def _closest(catalog: LoadedCatalog, name: str, error: LeanIndexError) -> list[str]:
-    """The `closest` names of a name a batch refused with `error`: a `not_found`'s suggestions,
-    else `_batch_suggestions`'."""
-    if error.code is ErrorCode.NOT_FOUND:
+    """The `closest` names of a name a batch refused with `error`: a `not_found`'s or
+    `not_recorded`'s suggestions, else `_batch_suggestions`'."""
+    if error.code in (ErrorCode.NOT_FOUND, ErrorCode.NOT_RECORDED):
         return list(error.details["suggestions"])
     return _batch_suggestions(catalog)(name)
 
@@ -228,11 +228,12 @@ def _refuse_missing_module(catalog: LoadedCatalog, given: str, canonical: str) -
         )
 
 
-def _refuse_unrecorded(catalog: LoadedCatalog, given: str, canonical: str) -> None:
+def _refuse_unrecorded(catalog: LoadedCatalog, given: str, canonical: str, suggest: Callable[[str], list[str]]) -> None:
     """Raise `not_recorded` when `given` or `canonical` is a constant the catalog's types
     mention but not one of its declarations, and its source leaves some declarations out
     (`SourceInfo.absent_facts`: doc-gen4 lists no recursors such as `Nat.rec`, no private or
-    auxiliary declarations): the constant exists, the catalog cannot show it. Return otherwise."""
+    auxiliary declarations): the constant exists, the catalog cannot show it; its
+    `details.suggestions` are `suggest(given)`, the close names it can show. Return otherwise."""
     absent = catalog.manifest.source.absent_facts
     if not absent:
         return
@@ -245,7 +246,7 @@ def _refuse_unrecorded(catalog: LoadedCatalog, given: str, canonical: str) -> No
             ErrorCode.NOT_RECORDED,
             f"{name!r} is a constant {count} declaration(s) of {identity.environment} mention in their types, but not one of "
             f"its declarations: its source ({identity.source or 'unknown'}) does not record {', '.join(absent)}",
-            {"declaration_name": given, "absent_facts": list(absent), "linked_from": linked_from},
+            {"declaration_name": given, "absent_facts": list(absent), "linked_from": linked_from, "suggestions": suggest(given)},
         )
 
 

@@ -185,21 +185,6 @@ class LoadedCatalog:
             self._names = [n for (n,) in self.cursor().execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
         return self._names
 
-    def close_names(self, name: str, limit: int = 5) -> list[str]:
-        """Visible declaration names close to `name`: first among names sharing its last
-        component, else by edit similarity over all names (rapidfuzz)."""
-        names = self.all_names()
-        last = name.rsplit(".", 1)[-1]
-        pool = self.index.positions_containing(last) if last else np.empty(0, dtype=np.int64)
-        pool = pool[~np.asarray(self.index.hidden[pool], dtype=bool)] if len(pool) else pool
-        if len(pool):
-            choices = {int(p): names[int(p)] for p in pool[:20000]}
-        else:
-            visible = np.flatnonzero(~np.asarray(self.index.hidden, dtype=bool))
-            choices = {int(p): names[int(p)] for p in visible}
-        found = process.extract(name, choices, scorer=fuzz.ratio, limit=limit)
-        return [match for match, _score, _key in found]
-
     def name_table(self) -> NameTable:
         """The visible names grouped by last component (`suggest.NameTable`), built on first use
         (one pass over every name; `benchmarks/suggest_bench.py` times it) and kept."""

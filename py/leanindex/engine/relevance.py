@@ -163,9 +163,17 @@ def scored_page(keys: np.ndarray, scores: np.ndarray, after: int, limit: int) ->
     """Text order: the indices into `keys` of the next page when the matches are sorted by
     `scores` (descending) and then by `keys`, the previous page having ended at place `after` of
     that order (-1 before the first page), and how many matches lie beyond `after`. Every
-    match is sorted: the order is the same on every call, so a place is a stable cursor."""
-    order = np.lexsort((keys, -scores.astype(np.float64)))
-    return order[after + 1 : after + 1 + limit], len(order) - (after + 1)
+    match is ordered alike on every call, so a place is a stable cursor: only the matches
+    scoring at least the `after + 1 + limit`-th best score are sorted (a partial selection
+    finds that score; ties at it are all kept, so the order up to it is the full order's)."""
+    wanted = after + 1 + limit
+    negated = -scores.astype(np.float64)
+    candidates = np.arange(len(keys))
+    if len(keys) > wanted:
+        threshold = np.partition(negated, wanted - 1)[wanted - 1]
+        candidates = np.flatnonzero(negated <= threshold)
+    order = candidates[np.lexsort((keys[candidates], negated[candidates]))]
+    return order[after + 1 : wanted], len(keys) - (after + 1)
 
 
 def reasons(
@@ -183,7 +191,7 @@ def reasons(
     if request.name_fragments():
         criteria.insert(0, [f"name_hit={NAME_HITS[hit]}" for hit in (np.asarray(keys, dtype=np.int64) // index.size).tolist()])
     if scores is not None:
-        criteria.insert(0, [f"bm25={score:.4f}" for score in np.asarray(scores, dtype=np.float64).tolist()])
+        criteria.insert(0, [f"text_score={score:.4f}" for score in np.asarray(scores, dtype=np.float64).tolist()])
     return [[_reason(value) for value in values] for values in zip(*criteria, strict=True)]
 
 

@@ -26,7 +26,7 @@ from ..models import (
 )
 from ..names import printed_namespace
 from ..records import SEARCH_RESULT_FIELDS
-from . import relevance
+from . import relevance, textrank
 from .assurance import assess, completeness, hidden_count, missing_in_scope
 from .cursor import decode_cursor, encode_cursor
 from .filters import EMPTY, FILTERS, InstancesOf, NameContains, SearchFilter, Text, TypeConstants, UsesConstants
@@ -97,7 +97,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
     occurrences = name.occurrences if name is not None else None
     if ranked and text is not None:
         keys = relevance.sort_keys(index, request, visible, occurrences)
-        all_scores = catalog.text.scores(text.words, visible)
+        all_scores = textrank.scores(catalog.text, index, text.query, visible)
         chosen, remaining = relevance.scored_page(keys, all_scores, after, request.result_limit)
         page, scores = visible[chosen], all_scores[chosen]
         # In text order a cursor holds how far into the scored order the last result lies.
@@ -134,6 +134,7 @@ def search(catalog: LoadedCatalog, request: SearchRequest) -> SearchResponse:
         unknown_constants=[u for f in filters if isinstance(f, CONSTANT_FILTERS) for u in f.unknown],
         resolved_constants=[r for f in filters if isinstance(f, CONSTANT_FILTERS) for r in f.resolved],
         suggestions=_name_suggestions(catalog, request) if not len(visible) else [],
+        unmatched_words=text.unmatched() if text is not None else [],
     )
 
 

@@ -9,26 +9,46 @@ internal), each name once:
 2. names of which the given name is a proper trailing part, component-wise (`mul_comm` ->
    `Nat.mul_comm`, `Measure.map` -> `MeasureTheory.Measure.map`), fewer extra components
    first, then shorter, then `Name.lt`;
-3. names whose last component is within a small edit distance of the given last component
-   (Levenshtein distance at most 1 for up to 4 characters, 2 up to 10, else 3), ranked by that
-   distance, then by the edit distance between the namespaces (so `Nat.add_com` ranks
-   `Nat.add_comm` before `Int.add_comm`), then shorter, then `Name.lt`.
+3. for a name written with a namespace, names of that namespace whose last component is within
+   a small edit distance of the given last component (Levenshtein distance at most 1 for up to
+   4 characters, 2 up to 10, else 3: `max_distance`), ranked by that distance, then shorter,
+   then `Name.lt` (`Nat.add_com` -> `Nat.add_comm`);
+4. for a name written with a namespace, names of that namespace one of whose last component's
+   words (`words`: split at `_`, `'`, digits and lower-to-upper case changes, case aside) is
+   the given last component's first word (`stem`, at least `MIN_CLOSE_LENGTH` characters),
+   ranked by how many of the given one's words they hold (more first), then the longer common
+   start of the last components, then shorter, then `Name.lt`: `Nat.rec` (a recursor doc-gen4
+   does not record) -> `Nat.recAux`, `Nat.recCompiled`, ..., `Nat.strongRecOn`; `Nat.recOn` ->
+   `Nat.strongRecOn`, `Nat.caseStrongRecOn`, `Nat.recAux`, ...;
+5. names of other namespaces (of any, for a name written without one) whose last component is
+   within that edit distance, ranked by the distance, then by the edit distance between the
+   namespaces, then shorter, then `Name.lt` (`Nat.rec` -> `Quot.rec`; `add_comn` ->
+   `Nat.add_comm`, `Int.add_comm`).
+
+Rules 3 and 4 come before 5: a name written with its namespace most likely means a declaration
+of that namespace, and short last components (`rec`, `map`) are within a few edits of hundreds
+of others' (`rev`, `ref`, `mop`) in every namespace. A name written without one says nothing
+about where it lives: the root namespace is not preferred beyond rule 5's namespace distance.
 
 A last component of fewer than `MIN_CLOSE_LENGTH` characters (`x`, `h'`: a local variable,
 most likely) gets rule 1 only: every catalog has hundreds of names ending in `.x`, and none of
 them is what was meant. So does a name longer than `MAX_CLOSE_NAME_LENGTH` characters.
 
 Costs: the table is built once per loaded catalog (one pass over the names). A look-up reads
-the few names that share the last component, and for rule 3 computes edit distances (in C,
+the few names that share the last component, and for rules 3 and 5 computes edit distances (in C,
 rapidfuzz) only for the distinct last components that pass a bigram count filter: an edit
 removes at most two of a string's bigrams, so a component within distance `k` of `last` shares
-at least `|bigrams(last)| - 2k` of `last`'s distinct bigrams (padded with `^` and `$`).
+at least `|bigrams(last)| - 2k` of `last`'s distinct bigrams (padded with `^` and `$`). Rule 4
+reads the namespace's names by word, indexed once per namespace on its first look-up.
 `benchmarks/suggest_bench.py` measures it on the Mathlib catalog.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
+import os
+import re
+from dataclasses import dataclass, field
 
 import numpy as np
 from rapidfuzz import process
@@ -43,6 +63,23 @@ MIN_CLOSE_LENGTH = 3
 #: Longest name (characters) that gets more than the exact name: far above any real
 #: declaration name, and it bounds the cost of the namespace distances of rule 3.
 MAX_CLOSE_NAME_LENGTH = 300
+
+
+#: The words of a last component: runs split at `_`, `'`, digits and lower-to-upper case changes
+#: (`strongRecOn` -> `strong`, `Rec`, `On`; `HAdd` -> `H`, `Add`; `add_comm` -> `add`, `comm`).
+_WORD = re.compile(r"[A-Z]+(?![^\W\d_A-Z])|[A-Z]?[^A-Z_'0-9]+")
+
+
+def words(last: str) -> list[str]:
+    """The words of the last component `last` (`_WORD`), lower-cased, in order."""
+    return [word.lower() for word in _WORD.findall(last)]
+
+
+def stem(last: str) -> str:
+    """The first word of the last component `last` (`words`), or "" when it has none of at
+    least `MIN_CLOSE_LENGTH` characters there (`le` of `le_refl`: too common to mean anything)."""
+    found = words(last)
+    return found[0] if found and len(found[0]) >= MIN_CLOSE_LENGTH else ""
 
 
 def _split(name: str) -> tuple[str, str]:
@@ -98,23 +135,29 @@ class NameTable:
     lasts: list[str]
     last_lengths: np.ndarray
     postings: dict[int, np.ndarray]
+    by_namespace: dict[str, list[int]]
+    #: Per namespace, each word (`words`) of its visible names' last components to their
+    #: positions (ascending), made on the namespace's first rule-4 look-up (`_by_word`).
+    word_index: dict[str, dict[str, list[int]]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, names: list[str], hidden: np.ndarray) -> NameTable:
         """The table of `names` (every printed name in `pos` order) without the `hidden` ones."""
         namespaces = [""] * len(names)
         by_last: dict[str, list[int]] = {}
+        by_namespace: dict[str, list[int]] = {}
         for pos in np.flatnonzero(~np.asarray(hidden, dtype=bool)).tolist():
             namespace, last = _split(names[pos])
             namespaces[pos] = namespace
             by_last.setdefault(last, []).append(pos)
+            by_namespace.setdefault(namespace, []).append(pos)
         lasts = list(by_last)
         codes, owners = _bigram_codes(lasts)
         starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.empty(0, dtype=np.int64)
         # Not strict: with no bigram at all, `np.split` still gives one (empty) piece.
         postings = {int(code): ids.astype(np.int32) for code, ids in zip(codes[starts], np.split(owners, starts[1:]), strict=False)}
         lengths = np.fromiter((len(last) for last in lasts), dtype=np.int32, count=len(lasts))
-        return cls(names, namespaces, by_last, lasts, lengths, postings)
+        return cls(names, namespaces, by_last, lasts, lengths, postings, by_namespace)
 
     def shortest(self, last: str) -> str:
         """The shortest visible name ending with the last component `last` (the first in
@@ -136,9 +179,43 @@ class NameTable:
         )
         chosen.extend(trailing[: limit - len(chosen)])
         if len(chosen) < limit:
-            taken = set(chosen)
-            chosen.extend([p for p in self._close(namespace, last, limit + len(taken)) if p not in taken][: limit - len(chosen)])
+            levels = self._levels(last)
+            same = [
+                p for distance in sorted(levels)
+                for p in sorted((p for p in levels[distance] if self.namespaces[p] == namespace), key=lambda p: (len(self.names[p]), p))
+            ] if namespace else []
+            stemmed = self._same_stem(namespace, last, limit) if namespace else []
+            for ranked in (same, stemmed, self._elsewhere(namespace, levels, limit)):
+                taken = set(chosen)
+                chosen.extend([p for p in ranked if p not in taken][: limit - len(chosen)])
         return [self.names[p] for p in chosen]
+
+    def _same_stem(self, namespace: str, last: str, wanted: int) -> list[int]:
+        """Rule 4 (module docstring): the best `2 * wanted` positions of `namespace` holding the
+        word `stem(last)`, ranked (enough for `wanted` new ones when every name chosen by rules
+        1-3, fewer than `wanted`, is among them)."""
+        first = stem(last)
+        if not first or namespace not in self.by_namespace:
+            return []
+        given = set(words(last))
+
+        def rank(p: int) -> tuple[int, int, int, int]:
+            other = _split(self.names[p])[1]
+            return (-len(given.intersection(words(other))), -len(os.path.commonprefix([other, last])), len(self.names[p]), p)
+
+        return heapq.nsmallest(2 * wanted, self._by_word(namespace).get(first, []), key=rank)
+
+    def _by_word(self, namespace: str) -> dict[str, list[int]]:
+        """`namespace`'s entry of `word_index`, made on first use and kept (two threads that
+        make it at once each make the same one; the second assignment is as good)."""
+        made = self.word_index.get(namespace)
+        if made is None:
+            made = {}
+            for p in self.by_namespace[namespace]:
+                for word in dict.fromkeys(words(_split(self.names[p])[1])):
+                    made.setdefault(word, []).append(p)
+            self.word_index[namespace] = made
+        return made
 
     def _candidates(self, last: str, bound: int) -> list[str]:
         """Last components that may be within `bound` edits of `last`: of a length within
@@ -155,21 +232,29 @@ class NameTable:
         ids = ids[(lengths >= len(last) - bound) & (lengths <= len(last) + bound)]
         return [self.lasts[i] for i in ids.tolist()]
 
-    def _close(self, namespace: str, last: str, wanted: int) -> list[int]:
-        """Positions whose last component is within `max_distance` of `last`, ranked (module
-        docstring, rule 3); whole distance levels, until at least `wanted` are found."""
+    def _levels(self, last: str) -> dict[int, list[int]]:
+        """Every visible name whose last component is within `max_distance(last)` edits of
+        `last`, by that distance (positions ascending within a component)."""
         bound = max_distance(last)
         found = process.extract(last, self._candidates(last, bound), scorer=Levenshtein.distance, score_cutoff=bound, limit=None)
         levels: dict[int, list[int]] = {}
         for key, distance, _index in found:
             levels.setdefault(int(distance), []).extend(self.by_last[key])
+        return levels
+
+    def _elsewhere(self, namespace: str, levels: dict[int, list[int]], wanted: int) -> list[int]:
+        """Rule 5 (module docstring): the names of `levels` outside `namespace` (all of them for
+        the root, ""), ranked; whole distance levels, until at least `wanted` + the names
+        already chosen are found."""
         ranked: list[int] = []
         for distance in sorted(levels):
-            positions = levels[distance]
+            positions = [p for p in levels[distance] if not namespace or self.namespaces[p] != namespace]
+            if not positions:
+                continue
             spaces = [self.namespaces[p] for p in positions]
             apart = process.cdist([namespace], spaces, scorer=Levenshtein.distance, dtype=np.int32)[0]
             order = sorted(range(len(positions)), key=lambda i: (int(apart[i]), len(self.names[positions[i]]), positions[i]))
             ranked.extend(positions[i] for i in order)
-            if len(ranked) >= wanted:
+            if len(ranked) >= 2 * wanted:
                 break
         return ranked

@@ -9,7 +9,9 @@ of `errors.HTTP_STATUS`):
   query parameters (`models.search_request_from_query`), the same answer;
 - `GET /v1/declarations/{name}?environment=ID`: `InspectResponse`; `name` is the percent-encoded
   full Lean name and may contain `/`, `.`, `«»`, newlines and any Unicode (`LeanNameConvertor`
-  keeps it whole); any other query parameter is refused with its close names;
+  keeps it whole); any other query parameter is refused with its close names, or, for a name
+  that is a batch tool's route (`GET /v1/declarations/exists?names=...`), with that tool's POST
+  route (`_inspect_parameters`);
 - `GET /v1/environments/{older}/diff/{newer}?categories=...&limit=...&after=...`: the
   `DeclarationDiff` (`category` is the same as `categories`; any other parameter is refused with
   its close names);
@@ -154,7 +156,7 @@ def create_app(engine: Engine, config: ServiceConfig | None = None, checker: Che
     app.state.metrics = metrics
     app.state.mcp_server = mcp_server
     app.state.tools = tools
-    _declaration_routes(app, engine, calls, metrics)
+    _declaration_routes(app, engine, calls, tools, metrics)
     _check_route(app, engine, calls)
     _tool_routes(app, engine, tools, metrics)
     _operation_routes(app, engine, gate, metrics)
@@ -199,7 +201,7 @@ async def _answer(engine: Engine, metrics: ServiceMetrics, request: Request, env
     return response
 
 
-def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, metrics: ServiceMetrics) -> None:
+def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, tools: dict[str, ServedTool], metrics: ServiceMetrics) -> None:
     """`GET /v1/environments`, `POST /v1/declarations/search`, `GET /v1/declarations/{name}`."""
 
     @app.get(
@@ -284,7 +286,7 @@ def _declaration_routes(app: FastAPI, engine: Engine, calls: ToolCalls, metrics:
         responses=error_responses(ErrorCode.INVALID_REQUEST, ErrorCode.NOT_FOUND, *_CATALOG, *_LIMITS),
         operation_id="inspectDeclaration",
         tags=["declarations"],
-        dependencies=[Depends(_known_parameters({"environment": "environment"}))],
+        dependencies=[Depends(_inspect_parameters(tools))],
     )
     async def inspect(
         request: Request,
@@ -314,6 +316,33 @@ def _known_parameters(known: dict[str, str]) -> Callable[[Request], None]:
         unknown = sorted(set(request.query_params) - set(known))
         if unknown:
             raise unknown_name_error("query parameter", unknown[0], known)
+
+    return refuse_unknown
+
+
+def _inspect_parameters(tools: dict[str, ServedTool]) -> Callable[[Request], None]:
+    """The inspect route's check of its query parameters: `environment` only, else
+    `invalid_request` with the close names (`_known_parameters`). Before that, a request for a
+    name that is the last part of a POST tool route of `/v1/declarations/` (`exists`,
+    `inspect_many`, `inspect`) with another parameter (`GET /v1/declarations/exists?names=...`)
+    was meant for that tool: `invalid_request` naming its route and request fields, and how to
+    inspect a declaration of that name instead (`details`: `field`, `tool`, `route`)."""
+    known = _known_parameters({"environment": "environment"})
+    prefix = "POST /v1/declarations/"
+    routed = {spec.http_route.removeprefix(prefix): spec for spec in tools.values() if spec.http_route.startswith(prefix)}
+
+    def refuse_unknown(request: Request) -> None:
+        spec = routed.get(request.path_params.get("name", ""))
+        unknown = sorted(set(request.query_params) - {"environment"})
+        if spec is not None and unknown:
+            name, fields = request.path_params["name"], ", ".join(spec.request_model.model_fields)
+            raise LeanIndexError(
+                ErrorCode.INVALID_REQUEST,
+                f"query parameter {unknown[0]!r} refused: GET /v1/declarations/{name} inspects a declaration named {name!r} "
+                f"(query parameter environment only); {spec.name} is {spec.http_route} with a JSON body {{{fields}}}",
+                {"field": unknown[0], "tool": spec.name, "route": spec.http_route},
+            )
+        known(request)
 
     return refuse_unknown
 

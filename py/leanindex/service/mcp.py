@@ -127,6 +127,10 @@ def _compact(schema: Any, output: bool) -> Any:
         out["properties"] = {name: value for name, value in out["properties"].items() if value != {"not": _NULL}}
         if not out["properties"]:
             del out["properties"]
+    if not output and "if" in out and "then" in out:
+        # "This field only with that one" (`text_match` with `text`): the request model says it
+        # in its error, as for the rules below.
+        del out["if"], out["then"]
     enum = out.get("enum", [out["const"]] if "const" in out else None)
     if enum is not None and out.get("type") in ("string", ["string", "null"]) and all(isinstance(v, str) or v is None for v in enum):
         del out["type"]  # the values say it
@@ -200,8 +204,9 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     examples (the tool's description says what an agent needs), null defaults, string patterns
     and lengths, list lengths and non-empty objects, `additionalProperties: false` (every model
     refuses unknown fields, `INSTRUCTIONS` says it once), `null` among a field's options and "not
-    null" constraints (leaving a field out means the same), and "one of these fields is given"
-    rules (the description says them). Definitions used once are written in place, shared ones
+    null" constraints (leaving a field out means the same), "one of these fields is given"
+    rules (the description says them) and "this field only with that one" rules (`if`/`then`:
+    the request model's error says them). Definitions used once are written in place, shared ones
     stay under `$defs`; `anyOf` options of different JSON types merge into one schema with a list
     of types; an enum of strings needs no `type`.
     """

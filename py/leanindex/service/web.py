@@ -10,7 +10,9 @@ Routes (HTML; no JavaScript anywhere):
   completeness line (`21–40 of 94 · complete` / `· more` / `· incomplete`, with a link to the
   next page) and the notes that concern this answer only (`render.search_caveats`: modules in
   scope missing from the catalog, filters that read approximate fields; a hidden count the
-  source cannot know shown as unknown); when nothing matched, a hint (`zero_hint`: the names
+  source cannot know shown as unknown; on a phone each note is cut to two lines until tapped,
+  `templates/page.css`), the words of the words box no declaration has (the answer's
+  `unmatched_words`); when nothing matched, a hint (`zero_hint`: the names
   closest to a lone name fragment, the same search without each part of the query, the
   fragments as words or the one word as a fragment);
 - `GET /d/{name}?env=ID`: one declaration, everything inspect returns (its docstring rendered
@@ -43,18 +45,18 @@ The query box's short syntax (documented on the page once, in the folded "Filter
 help that the bare form's examples point to): words are ANDed; `c:Name` a constant
 the type must mention (repeatable), `ns:Name` a namespace prefix, `kind:theorem` a kind,
 `mod:Init.Data` a module prefix; one bare word is the name fragment (`add_comm`). The words box
-(`text=`) is the request's `text` (words in names, docstrings and types, BM25-ranked), and the
+(`text=`) is the request's `text` (a question in words, LaTeX or Lean syntax; declarations
+having any of its words, ranked best first: `text_match` keeps its default, `any`), and the
 order field (`order=name|relevance`) its `order`; left empty, the engine's default holds
 (relevance with words, `Name.lt` without), and in relevance order each result says why it is
-there (`why_here`): the words typed that it matched (the answer's `text` reasons carry the
-index's stems, `cauchi`; `typed_words` maps them back) and each ranking criterion in words.
+there (`why_here`): the answer's `text` reasons as they come (already in the user's words:
+`"prime", "odd" in the docstring`) and each ranking criterion in words.
 `limit` and `start` must be whole numbers as every query string spells them (`models.query_value`): anything else is the page with `invalid_request` (400),
 never a server error.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -69,7 +71,6 @@ from markupsafe import Markup
 from pydantic import ValidationError
 
 from ..catalog.links import link_problem
-from ..catalog.text import Words
 from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
 from ..models import (
     Assurance,
@@ -270,25 +271,6 @@ def search_url(environment: str, /, **params: Any) -> str:
     return "/?" + urlencode({"env": environment, **params}, doseq=True)
 
 
-@functools.cache
-def _index_words() -> Words:
-    return Words()
-
-
-def typed_words(text: str, index_words: list[str]) -> list[str]:
-    """The words the user typed in the words box (`text`, split at spaces, surrounding
-    punctuation dropped, each once) that gave any of `index_words` (the stemmed index words a
-    result's `text` match reasons carry: `cauchi`), by the text index's own reading of a word
-    (`catalog.text.Words.query`), in the order typed; an index word no typed word gives is
-    kept as it is, after them, so nothing matched goes unsaid."""
-    words = _index_words()
-    wanted = set(index_words)
-    typed = [word for word in dict.fromkeys(raw.strip(",;:!?\"'") for raw in text.split()) if word]
-    found = [word for word in typed if wanted & set(words.query(word))]
-    given = {stem for word in found for stem in words.query(word)}
-    return found + [stem for stem in index_words if stem not in given]
-
-
 _NAME_HITS = {
     "exact_name": "the fragment is the whole name",
     "last_component": "the fragment is the name's last part",
@@ -302,26 +284,27 @@ _CRITERIA = {
 }
 
 
-def why_here(reasons: list[MatchReason], words: str) -> str:
+def why_here(reasons: list[MatchReason]) -> str:
     """A result's place in relevance order in the user's words, "" when `reasons` hold no
-    `relevance` criterion (name order): `your words commutativity, addition (text score
-    6.4555) · name of 12 bytes · binders: 2 · used by 0 declarations`. The words are those
-    typed in the words box (`words`) that the result matched (`typed_words`); each criterion
-    (`docs/ranking.md`) is said in words, one this page does not know as its `KEY=VALUE`."""
+    `relevance` criterion (name order): `"commutativity", "addition" in the name; "natural" in
+    the namespace (text score 26.9263) · name of 12 bytes · binders: 2 · used by 0 declarations`.
+    The `text` reasons are said as the engine gives them (sentences in the words typed, one per
+    field matched), joined by `; `; each criterion (`docs/ranking.md`) in words, one this page
+    does not know as its `KEY=VALUE`."""
     said: list[str] = []
     score: str | None = None
     for reason in reasons:
         key, _, value = reason.value.partition("=")
         if reason.filter != "relevance":
             continue
-        if key == "bm25":
+        if key == "text_score":
             score = value
         elif key == "name_hit":
             said.append(_NAME_HITS.get(value, reason.value))
         else:
             said.append(_CRITERIA[key].format(value) if key in _CRITERIA else reason.value)
     matched = [reason.value for reason in reasons if reason.filter == "text"]
-    first = [f"your words {', '.join(typed_words(words, matched))}"] if matched and (said or score) else []
+    first = ["; ".join(matched)] if matched and (said or score) else []
     if score is not None:
         first = [f"{first[0]} (text score {score})"] if first else [f"text score {score}"]
     return " · ".join(first + said)
@@ -332,8 +315,10 @@ class ZeroHint:
     """What to try when a search found nothing: `close_names`, the catalog's names closest to
     `fragment` when that name fragment is all the query asks (inspect's `not_found`
     suggestions; both empty/None otherwise); `broader`, one `(part, URL)` per part of the
-    query (a box word, a words-box word, a filter field value) for the same search without
-    that part, when it has two parts or more (at most `BROADER_LINKS`); `as_words`, the URL
+    query (a box word, the words box as a whole, a filter field value) for the same search
+    without that part, when it has two parts or more (at most `BROADER_LINKS`); the words box is
+    one part because any one of its words is enough to match, so leaving out one word never
+    finds more; `as_words`, the URL
     that looks for the box's name fragments as words (names, docstrings, types); `as_fragment`,
     the URL that looks for the one words-box word as a part of a name."""
 
@@ -366,7 +351,7 @@ async def zero_hint(calls: ToolCalls, query: Query) -> ZeroHint:
     fields = {"ns": query.namespaces, "kind": query.kinds, "mod": query.modules, "c": query.constants}
     parts: list[tuple[str, dict[str, Any]]] = [
         (token, _query_params(query, box[:i] + box[i + 1 :], words)) for i, token in enumerate(box)
-    ] + [(word, _query_params(query, box, words[:i] + words[i + 1 :])) for i, word in enumerate(words)] + [
+    ] + ([(" ".join(words), _query_params(query, box, []))] if words else []) + [
         (f"{key}:{value}", _query_params(query, box, words, **{key: values[:i] + values[i + 1 :]}))
         for key, values in fields.items() for i, value in enumerate(values)
     ]
