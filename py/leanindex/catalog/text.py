@@ -2,7 +2,7 @@
 docstring and printed type, read through one table of mathematical words.
 
 A declaration has four fields (`FIELDS`): `name`, the words of its last name component
-(`Nat.Prime.two_le` -> prime? no: `two`, `le`); `namespace`, the words of the components before
+(`Nat.Prime.two_le` -> `two`, `le`); `namespace`, the words of the components before
 it (`nat`, `prime`); `doc`, its docstring's words; `type`, its printed type's words and symbols
 without the names its binders bind (`(a b : G) : a + b = b + a` -> `add`, `eq`; variable
 names are not words of a statement). Names split at `.`, `_` and camelCase boundaries.
@@ -16,8 +16,8 @@ dropped (bm25s's list, except the negation words `NEGATIONS`: `not injective` is
 `commutativity` are one word. An ASCII operator between two letters is not a symbol
 (`Cauchy-Schwarz`, `one-to-one`).
 
-Each field is scored by BM25 with its own length normalisation (bm25s computes the Lucene
-variant's score of every word in every declaration: `FIELD_PARAMS`), and stored as a sparse
+Each field is scored by BM25 with its own length normalisation (`FIELD_PARAMS`; Lucene's
+formula, bm25s's `lucene` variant, computed with numpy by `_field_scores`), and stored as a sparse
 matrix in plain `.npy` files (deterministic for the same records, so digested in the manifest
 and verified like every catalog file; loaded memory-mapped): for field `f`,
 `index/text/<f>.data.npy` (float32 scores), `<f>.indices.npy` (int32 positions, sorted per
@@ -25,7 +25,8 @@ word) and `<f>.indptr.npy` (int64, one more than the vocabulary), over one vocab
 `index/text/vocabulary.json` (a JSON list: word id -> word, numbered in first-read order).
 `index/text/name_words.npy` and `namespace_words.npy` (uint8) count the distinct words of each
 declaration's name and namespace, so whether a query spells a name is one comparison
-(`engine.textrank`).
+(`engine.textrank`); `secondary.npy` marks projections, `formula_keys.npy` and
+`formula_positions.npy` hold the formula keys (`catalog.formula`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import json
 import re
 import unicodedata
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -521,14 +522,6 @@ class TextIndex:
         """The id of index word `word`, None when no declaration has it."""
         return self.vocabulary.get(word)
 
-    def postings(self, word: str) -> np.ndarray:
-        """Sorted positions whose fields (any) have `word` (an index word; empty when unknown)."""
-        token = self.vocabulary.get(word)
-        if token is None:
-            return np.empty(0, dtype=np.int64)
-        found = [np.asarray(m.postings(token)[0], dtype=np.int64) for m in self.fields.values()]
-        return np.unique(np.concatenate(found))
-
     def has(self, field: str, word_id: int, positions: np.ndarray) -> np.ndarray:
         """Whether each of `positions` (int64) has word `word_id` in `field` (bool array)."""
         found, _ = self.fields[field].postings(word_id)
@@ -546,8 +539,3 @@ def query_tokens(words: Words, text: str) -> list[Token]:
     for token in words.tokens(text, statement=True):
         seen.setdefault(token.word, token)
     return list(seen.values())
-
-
-def iter_words(tokens: Iterable[Token]) -> list[str]:
-    """The words of `tokens`, in order."""
-    return [t.word for t in tokens]
