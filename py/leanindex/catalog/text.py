@@ -99,6 +99,10 @@ _CODE = re.compile(r"[._]|[a-z][A-Z]|^[A-Z]{2}")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|\\[|{}]")
 
 
+#: A word read: (index word, the text it was read from, whether from a symbol).
+_Read = tuple[str, str, bool]
+
+
 class Token(NamedTuple):
     """One index word of a text and the text it was read from (`surface`: the user's word,
     symbol or phrase, for explanations); `symbol` when read from a symbol or LaTeX command."""
@@ -191,6 +195,7 @@ class Words:
         self._stem = _stemmer().stemWord
         self._stems: dict[str, str] = {}
         self._identifiers: dict[tuple[str, bool], tuple[str, ...]] = {}
+        self._namespaces: dict[str, tuple[str, ...]] = {}
         #: Symbols as `formula.scan` yields them (one character each) -> canonical words.
         self._symbols = {formula.MULTI_SYMBOLS.get(k, k): v for k, v in self._lexicon.symbols.items()}
 
@@ -242,6 +247,11 @@ class Words:
         from. `statement`: a printed type or a formula (binder names and one-letter names are
         variables, not words); `doc`: a docstring (ASCII operators are punctuation there);
         `name`: a name (only `_NAME_STOPWORDS` are stop words there)."""
+        return [Token(*read) for read in self._read(text, statement, doc, name)]
+
+    def _read(self, text: str, statement: bool, doc: bool, name: bool) -> list[_Read]:
+        """What `tokens` returns, as plain (word, surface, symbol) tuples (cheaper to make: a
+        docstring's words are read by the million when a catalog is built)."""
         lex = self._lexicon
         text = _POSSESSIVE.sub("", self._latex(fold_accents(text)))
         # A letter-like symbol (`ℕ`, `ᵀ`) stands apart from the identifier it is written against.
@@ -249,7 +259,7 @@ class Words:
         variables = binder_names(text) if statement else None
         scanner = lex.doc_scanner if doc else lex.scanner
         stopwords = _NAME_STOPWORDS if name else _STOPWORDS
-        out: list[Token] = []
+        out: list[_Read] = []
         run: list[tuple[str, str]] = []  # consecutive words: (lower-case word, stem)
         for kind, piece in self._pieces(text, scanner, variables):
             if kind == "word":
@@ -261,20 +271,20 @@ class Words:
             out.extend(self._phrases(run, stopwords))
             run.clear()
             if kind == "code":
-                out.extend(Token(w, piece) for w in self._identifier(piece, name))
+                out.extend((w, piece, False) for w in self._identifier(piece, name))
                 continue
             table = lex.symbols if kind == "symbol" else lex.latex
-            out.extend(Token(w, piece, True) for w in table[piece])
+            out.extend((w, piece, True) for w in table[piece])
         out.extend(self._phrases(run, stopwords))
         return out
 
-    def _phrases(self, run: list[tuple[str, str]], stopwords: frozenset[str], identifier: bool = False) -> list[Token]:
+    def _phrases(self, run: list[tuple[str, str]], stopwords: frozenset[str], identifier: bool = False) -> list[_Read]:
         """The tokens of a run of consecutive (word, stem) pairs: the table's phrases longest
         first (those that hold in names, for an `identifier`), then each remaining word's stem
         (stop words dropped)."""
         lex = self._lexicon
         phrases = lex.name_phrases if identifier else lex.phrases
-        out: list[Token] = []
+        out: list[_Read] = []
         i = 0
         while i < len(run):
             stem = run[i][1]
@@ -283,16 +293,16 @@ class Words:
                 canonical = phrases.get(tuple(s for _, s in run[i : i + length]))
                 if canonical is not None:
                     surface = " ".join(word for word, _ in run[i : i + length])
-                    out.extend(Token(w, surface) for w in canonical)
+                    out.extend((w, surface, False) for w in canonical)
                     i += length
                     break
             else:
                 word = run[i][0]
                 symbol = lex.symbols.get(word)
                 if symbol is not None:  # a letter-like symbol inside a name (`Aᵀ`)
-                    out.extend(Token(w, word, True) for w in symbol)
+                    out.extend((w, word, True) for w in symbol)
                 elif word not in stopwords:
-                    out.append(Token(stem, word))
+                    out.append((stem, word, False))
                 i += 1
         return out
 
@@ -302,7 +312,14 @@ class Words:
         found = self._identifiers.get(key)
         if found is None:
             run = [(w.lower(), self._stem_of(w.lower())) for w in _WORD.findall(identifier)]
-            found = self._identifiers[key] = tuple(t.word for t in self._phrases(run, _NAME_STOPWORDS if name else _STOPWORDS, identifier=True))
+            found = self._identifiers[key] = tuple(t[0] for t in self._phrases(run, _NAME_STOPWORDS if name else _STOPWORDS, identifier=True))
+        return found
+
+    def _namespace(self, namespace: str) -> tuple[str, ...]:
+        """The index words of a namespace (cached: most declarations share theirs)."""
+        found = self._namespaces.get(namespace)
+        if found is None:
+            found = self._namespaces[namespace] = tuple(w for component in namespace.split(".") for w in self._identifier(component, True))
         return found
 
     def statement_words(self, tokens: formula.Scanned, variables: set[str]) -> list[str]:
@@ -326,9 +343,9 @@ class Words:
                 out.extend(symbols.get(symbol, ()))
         return out
 
-    def words(self, text: str, **kind: bool) -> list[str]:
+    def words(self, text: str, *, statement: bool = False, doc: bool = False, name: bool = False) -> list[str]:
         """The index words of `text` (`tokens`' words)."""
-        return [token.word for token in self.tokens(text, **kind)]
+        return [read[0] for read in self._read(text, statement, doc, name)]
 
     def declaration(self, name: str, doc: str | None, type_: str, scanned: formula.Scanned | None = None, variables: set[str] | None = None) -> dict[str, list[str]]:
         """The words of each field (`FIELDS`) of one declaration (`scanned` and `variables`:
@@ -338,7 +355,7 @@ class Words:
         namespace, _, last = name.rpartition(".")
         return {
             "name": list(self._identifier(last, True)),
-            "namespace": [w for component in namespace.split(".") for w in self._identifier(component, True)] if namespace else [],
+            "namespace": list(self._namespace(namespace)) if namespace else [],
             "doc": self.words(doc, doc=True) if doc else [],
             "type": self.statement_words(scanned, variables),
         }
