@@ -131,6 +131,20 @@ class TextQuery:
     #: whose type has the query's key.
     formulas: dict[str, np.ndarray]
 
+    #: `presence`'s answer, once computed (the match set and the score both read it).
+    _presence: np.ndarray | None = field(default=None, repr=False)
+
+    def presence(self, text_index: TextIndex) -> np.ndarray:
+        """How many of the query's known words each declaration has in some field (int16, one
+        entry per catalog position), computed on first use."""
+        if self._presence is None:
+            size = len(text_index.secondary)
+            have = np.zeros(size, dtype=np.int16)
+            for _, word_id in self.known:
+                have += _word_mask(text_index, word_id, size)
+            self._presence = have
+        return self._presence
+
     @classmethod
     def read(cls, text_index: TextIndex, index: SearchIndex, text: str) -> TextQuery:
         """Read `text` (the query) against one catalog's text and name index."""
@@ -151,17 +165,12 @@ class TextQuery:
 
 def match_set(text_index: TextIndex, query: TextQuery, match: str) -> np.ndarray:
     """The sorted positions the query matches (module docstring), int64."""
-    size = len(text_index.secondary)
+    have = query.presence(text_index)
     if match == "all":
         if query.unknown or not query.known:
             return np.empty(0, dtype=np.int64)
-        count = np.zeros(size, dtype=np.int16)
-        for _, word_id in query.known:
-            count[_word_mask(text_index, word_id, size)] += 1
-        return np.flatnonzero(count == len(query.known))
-    mask = np.zeros(size, dtype=bool)
-    for _, word_id in query.known:
-        mask |= _word_mask(text_index, word_id, size)
+        return np.flatnonzero(have == len(query.known))
+    mask = have > 0
     mask[query.nicknamed] = True
     return np.flatnonzero(mask)
 
@@ -194,9 +203,7 @@ def features(text_index: TextIndex, index: SearchIndex, query: TextQuery, positi
     asked = len({t.word for t, i in query.known if i in named | negations} | {t.word for t in query.unknown if not t.symbol})
     counts: dict[str, np.ndarray] = {}
     # Coordination: how many of the query's distinct words a declaration has, in any field.
-    have = np.zeros(size, dtype=np.int8)
-    for _, word_id in query.known:
-        have += _word_mask(text_index, word_id, size)
+    have = query.presence(text_index)
     found["coordination"] = (have[positions].astype(np.float32) / max(len(query.known) + len(query.unknown), 1)) ** 2
     for name in FIELDS:
         total = np.zeros(size, dtype=np.float32)
