@@ -2,8 +2,8 @@
 holds, for how long, and whether it still answers meanwhile.
 
 Usage: `python benchmarks/connections_bench.py [--connections 200] [--read-timeout 10]
-[--keep-alive 5] [--max-wait 60] [--work DIR]`. Prints a table and writes
-`benchmarks/results/connections.json`.
+[--keep-alive 5] [--max-wait 60] [--work DIR] [--out PATH]`. Prints a table and writes
+`benchmarks/results/connections.json` (or PATH), with the run's date, commit and load (`runinfo.py`).
 
 - Builds the embedded sample catalog (profile SAMPLE) under `--work` (a temporary folder by
   default) and starts `leanindex serve` on 127.0.0.1 (a free port) with the given
@@ -38,6 +38,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import runinfo  # noqa: E402  (at the start: it records the run's start)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "connections.json"
 KINDS = ("idle", "slow_head", "slow_body", "kept_alive")
@@ -121,6 +124,7 @@ def main() -> None:
     parser.add_argument("--keep-alive", type=int, default=5)
     parser.add_argument("--max-wait", type=float, default=60.0)
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 
     from service_support import build_sample
@@ -159,13 +163,14 @@ def main() -> None:
         closed = row["closed_after_s"]
         spread = f"{closed['min']:.2f}/{closed['median']:.2f}/{closed['max']:.2f}" if closed else "-"
         print(f"{row['kind']:<11} {row['opened']:>6} {row['held_after_read_timeout_plus_1s']:>10} {row['held_at_end']:>8} {spread:>30} {row['probe_status']:>6} {row['probe_ms']:>9}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
         "settings": {"connections": args.connections, "request_read_timeout_s": args.read_timeout, "keep_alive_timeout_s": args.keep_alive, "max_wait_s": args.max_wait},
         "kinds": rows,
+        "run": runinfo.run_info(),
     }, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

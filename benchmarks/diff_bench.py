@@ -1,7 +1,7 @@
 """Per-declaration diff benchmark (issue 12, item 4): wall time of `diff_declarations` (counts of
 every category and the first page of 100) on real catalogs.
 
-Usage: `python benchmarks/diff_bench.py [--work DIR] [--runs N] [--no-mathlib]`. Catalogs are
+Usage: `python benchmarks/diff_bench.py [--work DIR] [--runs N] [--no-mathlib] [--out PATH]`. Catalogs are
 imported into `--work` (a temporary folder by default; pass a folder to reuse its catalogs
 between runs): `core-v4-19`, the Lean core part (`Init`, `Std`, `Lean`, `Lake`) of the Mathlib
 archive (Lean v4.19.0-rc3, from `../shared/realdata`), `core-v4-33`, the shipped core v4.33.0
@@ -9,7 +9,7 @@ archive, and `mathlib`, the whole Mathlib archive, compared with itself (the lar
 change). Catalogs are verified once before timing (as the CLI does; the verification's time is
 reported apart). Each pair runs `--runs` times; the median and the spread are reported in ms,
 with the ratio of the Mathlib pair to the core pair measured in the same run. Prints a table
-and writes `benchmarks/results/diff.json`.
+and writes `benchmarks/results/diff.json` (or `--out`), with the run's date, commit and load (`runinfo.py`).
 """
 
 from __future__ import annotations
@@ -19,19 +19,24 @@ import json
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import runinfo  # noqa: E402  (at the start: it records the run's start)
+
 CORE_PREFIXES = ["Init", "Std", "Lean", "Lake"]
 
 
 def ensure(root: Path, profile: str, archive: Path, lean_version: str | None, prefixes: list[str] | None) -> float | None:
     """Import `archive` as `profile` unless a verified catalog is there; the import's wall s."""
-    from leanindex.engine.diff import open_verified
     from leanindex.docgen import import_docgen
+    from leanindex.engine.diff import open_verified
     from leanindex.errors import LeanIndexError
 
     try:
@@ -75,6 +80,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-mathlib", action="store_true", help="Leave out Mathlib against itself.")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "diff.json")
     args = parser.parse_args()
     mathlib = REPO.parent / "shared" / "realdata" / "docgen-mathlib-0cc1f97.tar.xz"
     if not mathlib.exists():
@@ -102,9 +108,10 @@ def main() -> None:
               f"{pair['max_ms']:>8} {pair['verify_both_ms']:>10}  {pair['counts']}")
     if "mathlib_to_core_median_ratio" in results:
         print(f"Mathlib/core median ratio: {results['mathlib_to_core_median_ratio']}")
-    out = HERE / "results" / "diff.json"
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {out}")
+    results["run"] = runinfo.run_info()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

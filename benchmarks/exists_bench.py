@@ -17,7 +17,7 @@ ratio of 100 single inspects to one batch call measured in the same run.
 
 Run (a root holding the catalog, e.g. `leanindex demo --root DIR` for the shipped core catalog):
     .venv/bin/python benchmarks/exists_bench.py --root DIR [--profile ID] [--rounds 15]
-Writes benchmarks/results/exists.json.
+Writes benchmarks/results/exists.json (or --out), with the run's date, commit and load (`runinfo.py`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import os
 import platform
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +40,9 @@ from leanindex.errors import LeanIndexError
 from leanindex.models import ExistsRequest, InspectManyRequest, InspectRequest
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
 
+import runinfo  # noqa: E402  (at the start: it records the run's start)
 
 #: The mixes of 100 names timed: (existing, typos, linked names of missing modules) wanted.
 MIXES = {"citations": (80, 10, 10), "all_found": (100, 0, 0)}
@@ -113,7 +116,6 @@ def main() -> None:
         "rounds": args.rounds,
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
-        "load_average_1m_at_start": round(os.getloadavg()[0], 2),
         "mixes": {},
     }
     for mix, wanted in MIXES.items():
@@ -140,7 +142,7 @@ def main() -> None:
                 f"{single:>11.1f}ms{ratios['single_over_exists']:>16.1f}{ratios['single_over_inspect_many']:>14.2f}"
             )
         report["mixes"][mix] = figures_of  # type: ignore[index]
-    report["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)
+    report["run"] = runinfo.run_info()
     client.close()
     engine.close()
     out = Path(args.out)

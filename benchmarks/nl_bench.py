@@ -50,6 +50,7 @@ import pyarrow.parquet as pq
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "py"))
 
+import runinfo  # noqa: E402  (at the start: it records the run's start)
 from leanindex.catalog.layout import DECLARATIONS_FILE, CatalogPaths  # noqa: E402
 from leanindex.catalog.text import TEXT_FILES, write_text_index  # noqa: E402
 from leanindex.docgen.importer import import_docgen  # noqa: E402
@@ -239,7 +240,7 @@ def main() -> None:
                     "methods": table,
                     "latency_ms": {"p50": float(np.percentile(lat, 50)), "p99": float(np.percentile(lat, 99)), "n": len(lat)},
                     "build": build,
-                    "run": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_1min": os.getloadavg()[0]},
+                    "run": runinfo.run_info(),
                     "per_question": per_question,
                 },
                 indent=1,

@@ -1,8 +1,8 @@
 """Relevance order and text search benchmark (issue 12).
 
 Usage: `python benchmarks/ranking_bench.py [--declarations 800000] [--queries 200]
-[--mathlib-archive PATH] [--work DIR] [--reuse]`. Prints a table and writes
-`benchmarks/results/ranking.json`.
+[--mathlib-archive PATH] [--work DIR] [--reuse] [--out PATH]`. Prints a table and writes
+`benchmarks/results/ranking.json` (or PATH), with the run's date, commit and load (`runinfo.py`).
 
 - Synthetic catalog (benchmarks/synthetic.py, the shape of `import Mathlib`): every query class
   of `search_bench.py` runs in name order and in relevance order, the two interleaved request by
@@ -32,6 +32,10 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py"))
 
+import runinfo  # noqa: E402  (at the start: it records the run's start)
+from leanindex.catalog.text import TEXT_DIR, write_text_index  # noqa: E402
+from leanindex.engine import Engine  # noqa: E402
+from leanindex.models import SearchRequest  # noqa: E402
 from search_bench import (  # noqa: E402
     _build_piped,
     _import_child,
@@ -41,10 +45,6 @@ from search_bench import (  # noqa: E402
     benchmark_arguments,
     machine,
 )
-
-from leanindex.catalog.text import TEXT_DIR, write_text_index  # noqa: E402
-from leanindex.engine import Engine  # noqa: E402
-from leanindex.models import SearchRequest  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "ranking.json"
 USER_QUERIES = [
@@ -118,7 +118,9 @@ def _text_share(catalog: Path, import_seconds: float) -> dict:
 
 
 def main() -> None:
-    args = benchmark_arguments(__doc__.split("\n")[0]).parse_args()
+    parser = benchmark_arguments(__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
     report: dict = {"machine": machine()}
     with tempfile.TemporaryDirectory(prefix="leanindex-rank-") as scratch:
         root = args.work or Path(scratch)
@@ -149,9 +151,10 @@ def main() -> None:
                 f"text index {s['text_index_bytes'] / 2**20:.1f} MiB on {s['catalog_without_text_bytes'] / 2**20:.1f} MiB (+{s['size_added_pct']:.1f}%); "
                 f"built in {s['text_index_build_s']:.1f} s on {s['import_without_text_s']:.1f} s (+{s['build_time_added_pct']:.1f}%)"
             )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    report["run"] = runinfo.run_info()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

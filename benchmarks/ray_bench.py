@@ -8,8 +8,9 @@ instantly (so the figures are the machinery's cost, not Lean's), all in the same
 - resident memory per actor: the actor process alone, and with its REPL.
 
 Run:
-    .venv/bin/python benchmarks/ray_bench.py [--checks 2000]
-Prints a table and writes benchmarks/results/ray.json.
+    .venv/bin/python benchmarks/ray_bench.py [--checks 2000] [--out PATH]
+Prints a table and writes benchmarks/results/ray.json (or PATH), with the run's date, commit and
+load (`runinfo.py`).
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import psutil  # noqa: E402
 import ray  # noqa: E402
+
+import runinfo  # noqa: E402  (at the start: it records the run's start)
 from check_bench import quantiles  # noqa: E402
 from checker_support import standin_config  # noqa: E402
-
 from leanindex.checker import Checker, CheckerConfig, CheckRequest  # noqa: E402
 from leanindex.checker.cluster import RayChecker, RaySettings  # noqa: E402
 from leanindex.checker.models import BatchItem  # noqa: E402
@@ -103,6 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checks", type=int, default=2000, help="checks per throughput run")
     parser.add_argument("--latency-checks", type=int, default=300, help="single checks per latency run")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "ray.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         config, _ = standin_config(Path(folder), instant=True, cache_entries=0, queue_size=64, network_isolation=False)
@@ -122,6 +125,7 @@ def main() -> None:
         "ray": {**on_ray, "cluster_start_s": cluster_start_s},
         "ray_overhead_p50_ms_per_check": overhead,
         "ratio_checks_per_s_2_actors_to_2_repls": round(on_ray["checks_per_s_2_actors"] / local["checks_per_s_2_repls"], 2),
+        "run": runinfo.run_info(),
     }
     rows = [
         ("local pool, 1 REPL", f"{local['checks_per_s_1_repls']:,.0f}", f"{local['latency']['p50_ms']:.2f}", "-"),
@@ -135,9 +139,9 @@ def main() -> None:
     for name, rate, p50, rss in rows:
         print(f"{name:30} {rate:>9} {p50:>8}  {rss}")
     print(f"Ray overhead per check (p50): {overhead} ms; cluster start {cluster_start_s} s")
-    out = REPO / "benchmarks" / "results" / "ray.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out.relative_to(REPO)}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

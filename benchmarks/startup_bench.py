@@ -1,5 +1,7 @@
 """Start-up cost of the `leanindex` command: `--version`, `--help`, every command's `--help`, a
-cold CLI search (a new process that opens and verifies the catalog, then answers) on the embedded
+cold CLI search (figures under "cold search": a fresh process from its start to the answer,
+interpreter start-up and imports included, opening and verifying the catalog; not an in-process
+time after imports, as `search_bench.py`'s `engine_to_first_answer_ms` is) on the embedded
 Lean core catalog (profile CORE-DOCGEN, as `leanindex demo` imports it), and the same search
 through a running local server (`LEANINDEX_URL` set: a `leanindex serve` on ROOT, started here
 on a free port, warmed by one search; the figure is the CLI process's, not the server's).
@@ -13,8 +15,9 @@ skipped (and said so) when ROOT holds no CORE-DOCGEN catalog; `leanindex demo --
 imports one.
 
 Run:
-    .venv/bin/python benchmarks/startup_bench.py [--root ROOT] [--runs 7]
-Writes benchmarks/results/startup.json.
+    .venv/bin/python benchmarks/startup_bench.py [--root ROOT] [--runs 7] [--out PATH]
+Writes benchmarks/results/startup.json (or PATH), with the run's date, commit and load
+(`runinfo.py`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ import leanindex.cli as cli
 from leanindex.home import default_root
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import runinfo  # noqa: E402  (at the start: it records the run's start)
+
 COMMAND = [sys.executable, "-m", "leanindex"]
 SEARCH = ["search", "-e", "CORE-DOCGEN", "--name-contains", "add_comm", "--namespace", "Nat", "--json"]
 
@@ -141,7 +148,7 @@ def main() -> None:
     search_note = None
     if (root / "manifests" / "core-docgen.json").exists():
         cold = figures["cold search (CORE-DOCGEN)"] = measure([*SEARCH, "--root", str(root)], options.runs, {"LEANINDEX_URL": ""}, version)
-        report("cold search (CORE-DOCGEN)", cold)
+        report("cold search, process start to answer", cold)
         with local_server(root) as url:
             measure(SEARCH, 1, {"LEANINDEX_URL": url})  # the server opens the catalog on its first search
             remote = figures["search via LEANINDEX_URL (CORE-DOCGEN)"] = measure(SEARCH, options.runs, {"LEANINDEX_URL": url}, version)
@@ -152,12 +159,14 @@ def main() -> None:
 
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(json.dumps({
-        "what": "median CPU (user+system) and wall ms of fresh `leanindex` processes (after one unmeasured run each); "
+        "what": "median CPU (user+system) and wall ms of fresh `leanindex` processes (after one unmeasured run each), "
+                "each from the process's start to its exit; 'cold search': the process opens and verifies the catalog, then answers; "
                 "cpu_times_version: CPU as a multiple of --version's in the same run",
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": __import__("os").cpu_count()},
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
         "search_args": SEARCH,
         "search_note": search_note,
         "figures": figures,
+        "run": runinfo.run_info(),
     }, indent=2) + "\n")
     print(f"wrote {options.out}")
 

@@ -11,7 +11,7 @@ the bigram filter; the answers of both must agree, which the run checks.
 
 Run (the catalog of PROFILE under ROOT, e.g. the Mathlib doc-gen4 import):
     .venv/bin/python benchmarks/suggest_bench.py --root ROOT --profile mathlib [--per-class 300]
-Writes benchmarks/results/suggest.json.
+Writes benchmarks/results/suggest.json (or --out), with the run's date, commit and load (`runinfo.py`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import platform
 import random
 import statistics
 import string
+import sys
 import time
 from pathlib import Path
 
-import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
@@ -33,6 +33,10 @@ from leanindex.engine import Engine
 from leanindex.engine.suggest import NameTable, _split, max_distance
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import runinfo  # noqa: E402  (at the start: it records the run's start)
+
 CLASSES = ("unqualified", "typo1", "typo2", "absent")
 
 
@@ -138,6 +142,7 @@ def main() -> None:
         report["classes"][kind] = {**figures, "recall": recall, "baseline_brute_force": base, "p50_ratio_to_baseline": ratio}
         print(f"{kind:<12}{figures['p50_ms']:>9.3f}{figures['p99_ms']:>9.3f}{figures['max_ms']:>9.3f}"
               f"{'-' if recall is None else f'{recall:.3f}':>9}{base['p50_ms']:>14.3f}{'-' if ratio is None else f'{ratio:.3f}':>8}")
+    report["run"] = runinfo.run_info()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")

@@ -8,7 +8,8 @@ calls. A first check also elaborates the prefix once: for 10 candidates the expe
 1 prefix + 10 candidates + 10 probes, never one prefix per candidate. Run:
     .venv/bin/python benchmarks/target_bench.py [--checks 400]
 A proof step sends one REPL request (the tactic), so its overhead is given against one direct
-`ProofStep` call. Writes benchmarks/results/target.json.
+`ProofStep` call. Writes benchmarks/results/target.json (or `--out PATH`), with the run's date,
+commit and load (`runinfo.py`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from check_bench import direct_baseline, direct_server, quantiles  # noqa: E402
-from checker_support import standin_config  # noqa: E402
 from lean_interact import Command, ProofStep  # noqa: E402
 
+import runinfo  # noqa: E402  (at the start: it records the run's start)
+from check_bench import direct_baseline, direct_server, quantiles  # noqa: E402
+from checker_support import standin_config  # noqa: E402
 from leanindex.checker import Checker  # noqa: E402
 from leanindex.checker.models import ProofStateRequest, ProofStepRequest, TargetCheckRequest  # noqa: E402
 from leanindex.checker.worker import Worker  # noqa: E402
@@ -119,6 +121,7 @@ async def standin_runs(tmp: Path, n: int) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--checks", type=int, default=400)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "target.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
@@ -135,9 +138,10 @@ def main() -> None:
         "overhead_p50_ms_vs_one_direct_call": round(latency["p50_ms"] - direct["p50_ms"], 3),
         "direct_lean_interact_proof_step": direct_step,
         "proof_step_overhead_p50_ms_vs_one_direct_step": round(runs["proof_step"]["p50_ms"] - direct_step["p50_ms"], 3),
+        "run": runinfo.run_info(),
     }
-    out = REPO / "benchmarks" / "results" / "target.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
 
 

@@ -51,7 +51,7 @@ def stamp_of(st: os.stat_result) -> FileStamp:
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def path_stamp(path: Path) -> FileStamp | None:
+def path_stamp(path: Path | str) -> FileStamp | None:
     """The stamp of `path` itself (a link is not followed; `lstat`), None when it cannot be
     stat'ed. Never opens the file."""
     try:
@@ -72,13 +72,22 @@ def catalog_stamps(paths: CatalogPaths, files: list[str]) -> dict[str, object]:
     """What must stay unchanged for a verification to hold: the served manifest's stamp, the
     link target of `catalog/<profile>`, each of `files`' stamp (`path_stamp`), and that of
     DuckDB's write-ahead log (None: there is none, as verification requires). Stats only."""
+    # Plain strings and `os.lstat`: the engine compares these on every call, and building a
+    # `Path` per file cost more than the stats themselves.
+    base = os.fspath(paths.catalog_dir) + os.sep
     stamps: dict[str, object] = {
         "manifest": path_stamp(paths.served_manifest),
         "link": link_target(paths),
-        DATABASE_WAL_FILE: path_stamp(paths.catalog_dir / DATABASE_WAL_FILE),
+        DATABASE_WAL_FILE: path_stamp(base + DATABASE_WAL_FILE),
     }
+    lstat = os.lstat
     for relative in files:
-        stamps[relative] = path_stamp(paths.catalog_dir / relative)
+        try:
+            st = lstat(base + relative)
+        except OSError:
+            stamps[relative] = None
+            continue
+        stamps[relative] = (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return stamps
 
 

@@ -19,6 +19,7 @@ machine. The index stores, sorted by key, `index/text/formula_keys.npy` (uint64)
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 
@@ -27,7 +28,9 @@ from .lexicon import ENTRIES, LATEX_LAYOUT, LATEX_NAMES
 #: Which key a key is: the conclusion alone, or the whole statement.
 CONCLUSION, STATEMENT = "conclusion", "statement"
 _IDENT = r"[^\W\d][\w'?₀-₉]*(?:\.[^\W\d][\w'?₀-₉]*)*"
-_TOKEN = re.compile(rf"(?P<ident>{_IDENT})|(?P<number>[0-9]+(?:\.[0-9]+)?)|(?P<symbol>[^\s\w])")
+# One alternative per kind: an identifier, a number, a symbol (one character); a token's first
+# character says which (`is_ident`, `is_number`).
+_TOKEN = re.compile(rf"{_IDENT}|[0-9]+(?:\.[0-9]+)?|[^\s\w]")
 #: A variable name as people write one: one letter, then digits, subscripts or primes; a
 #: universe (`u_1`).
 VARIABLE = re.compile(r"[^\W\d_][0-9₀-₉']*|u_[0-9]+")
@@ -45,6 +48,7 @@ def binder_names(signature: str) -> set[str]:
     return {name for group in _BINDERS.findall(signature) for name in group.split()}
 _ASCII = (("<->", "↔"), ("<=", "≤"), (">=", "≥"), ("!=", "≠"), ("->", "→"), ("/\\", "∧"), ("\\/", "∨"))
 _OPEN, _CLOSE = frozenset("([{⦃⟨"), frozenset(")]}⦄⟩")
+_MARKS = _OPEN | _CLOSE | {":", "→", ","}
 _LEAD = re.compile(r"^\s*(?:theorem|lemma|example|def)\b\s*(?:[^\s(\[{:⦃]+)?", re.UNICODE)
 _MATH = re.compile(r"\$([^$]*)\$")
 # A run of 2-3 letters not after a backslash or a letter and not before a letter or `(`… is
@@ -103,8 +107,21 @@ MULTI_SYMBOLS: dict[str, str] = {
 # Longest first, so `⁻¹'` is read before `⁻¹`.
 _MULTI_ORDER = tuple((s, MULTI_SYMBOLS[s]) for s in sorted(MULTI_SYMBOLS, key=len, reverse=True))
 
-Scanned = list[tuple[str, str, str]]
-"""A text's tokens in order, each (identifier, number, symbol) with one of them non-empty."""
+Scanned = list[str]
+"""A text's tokens in order: identifiers, numbers and one-character symbols (plain strings:
+a type has dozens, and a catalog millions of types)."""
+
+
+def is_number(token: str) -> bool:
+    """Whether a scanned token is a number (it starts with an ASCII digit)."""
+    return token[0] in "0123456789"
+
+
+def is_ident(token: str) -> bool:
+    """Whether a scanned token is an identifier: it starts with a word character (`\\w`:
+    alphanumeric or `_`) that is not an ASCII digit (a symbol token is never one)."""
+    first = token[0]
+    return (first.isalnum() or first == "_") and first not in "0123456789"
 
 
 def scan(text: str) -> Scanned:
@@ -119,11 +136,13 @@ def _parts(tokens: Scanned) -> tuple[list[Scanned], Scanned]:
     """(hypotheses, conclusion) of a scanned signature, `∀` statement or formula: the binder
     groups named `h…` before a signature's top-level `:`, then the premises before each
     top-level `→` after any leading `∀ …,`."""
+    # Only brackets and separators decide the parts: walk those (a type is mostly identifiers).
+    marks = [(i, t) for i, t in enumerate(tokens) if t in _MARKS]
     hypotheses: list[Scanned] = []
     start = 0
-    if tokens and (tokens[0][2] in _OPEN or tokens[0][2] == ":"):
+    if tokens and (tokens[0] in _OPEN or tokens[0] == ":"):
         depth, group_start = 0, -1
-        for i, (_, _, symbol) in enumerate(tokens):
+        for i, symbol in marks:
             if symbol in _OPEN:
                 depth += 1
                 if depth == 1:
@@ -132,49 +151,73 @@ def _parts(tokens: Scanned) -> tuple[list[Scanned], Scanned]:
                 depth -= 1
                 if depth == 0 and group_start >= 0:
                     hypotheses.extend(_hypotheses(tokens[group_start + 1 : i]))
-            elif depth == 0 and symbol == ":" and not (i + 1 < len(tokens) and tokens[i + 1][2] == "="):
+            elif depth == 0 and symbol == ":" and not (i + 1 < len(tokens) and tokens[i + 1] == "="):
                 start = i + 1
                 break
         else:
             start, hypotheses = 0, []
-    body = tokens[start:]
-    while body and body[0][2] == "∀":
-        comma = _first_top_level(body, ",")
+    first = bisect.bisect_left(marks, (start, ""))
+    while start < len(tokens) and tokens[start] == "∀":
+        comma = _first_top_level(marks, first, ",")
         if comma < 0:
             break
-        body = body[comma + 1 :]
-    depth, piece = 0, 0
-    for i, (_, _, symbol) in enumerate(body):
+        start = marks[comma][0] + 1
+        first = comma + 1
+    depth, piece = 0, start
+    for i, symbol in marks[first:]:
         if symbol in _OPEN:
             depth += 1
         elif symbol in _CLOSE:
             depth -= 1
         elif depth == 0 and symbol == "→":
-            hypotheses.append(body[piece:i])
+            hypotheses.append(tokens[piece:i])
             piece = i + 1
-    return hypotheses, body[piece:]
+    return hypotheses, tokens[piece:]
 
 
 def _hypotheses(group: Scanned) -> list[Scanned]:
     """The hypothesis a binder group states, once per name, when its names start with `h`."""
-    if not group or not group[0][0].startswith("h"):
+    if not group or not group[0].startswith("h"):
         return []
-    colon = next((i for i, t in enumerate(group) if t[2] == ":"), -1)
-    if colon <= 0 or not all(t[0] for t in group[:colon]):
+    colon = next((i for i, t in enumerate(group) if t == ":"), -1)
+    if colon <= 0 or not all(is_ident(t) for t in group[:colon]):
         return []
     return [group[colon + 1 :]] * colon
 
 
-def _first_top_level(tokens: Scanned, separator: str) -> int:
+def _first_top_level(marks: list[tuple[int, str]], first: int, separator: str) -> int:
+    """The index into `marks` of the first `separator` at bracket depth 0, counting from
+    `marks[first]`; -1 when there is none."""
     depth = 0
-    for i, (_, _, symbol) in enumerate(tokens):
+    for k in range(first, len(marks)):
+        symbol = marks[k][1]
         if symbol in _OPEN:
             depth += 1
         elif symbol in _CLOSE:
             depth -= 1
         elif depth == 0 and symbol == separator:
-            return i
+            return k
     return -1
+
+
+#: Identifier -> (its head before the first dot, the rest with its dot or "", whether the head
+#: is a variable by its spelling (`VARIABLE`), its last component): a catalog's types repeat
+#: their identifiers, and reading one costs more than looking it up. Cleared when it grows past
+#: `IDENT_CACHE_LIMIT` entries, so its memory stays bounded.
+IDENTS: dict[str, tuple[str, str, bool, str]] = {}
+IDENT_CACHE_LIMIT = 200_000
+
+
+def ident_parts(ident: str) -> tuple[str, str, bool, str]:
+    """(head, "." + rest or "", head spelled as a variable, last component) of an identifier
+    (`l.length` -> `l`, `.length`, True, `length`), cached in `IDENTS`."""
+    found = IDENTS.get(ident)
+    if found is None:
+        if len(IDENTS) >= IDENT_CACHE_LIMIT:
+            IDENTS.clear()
+        head, dot, rest = ident.partition(".")
+        found = IDENTS[ident] = (head, dot + rest, VARIABLE.fullmatch(head) is not None, ident.rpartition(".")[2])
+    return found
 
 
 def _numbered(tokens: Scanned, bound: set[str], names: dict[str, str]) -> str:
@@ -182,15 +225,24 @@ def _numbered(tokens: Scanned, bound: set[str], names: dict[str, str]) -> str:
     occurrence in `names`, keeping what follows its dot (`l.length`); a constant's last
     component."""
     out = []
-    for ident, number, symbol in tokens:
-        if ident:
-            head, _, rest = ident.partition(".")
-            if head in bound or VARIABLE.fullmatch(head):
-                out.append(names.setdefault(head, f"?{len(names)}") + ("." + rest if rest else ""))
-            else:
-                out.append(ident.rpartition(".")[2])
+    append = out.append
+    known = IDENTS
+    for token in tokens:
+        parts = known.get(token)
+        if parts is None:
+            first = token[0]
+            if not (first.isalnum() or first == "_") or first in "0123456789":  # not `is_ident`: a call per token costs
+                append(token)
+                continue
+            parts = ident_parts(token)
+        head, rest, variable, last = parts
+        if variable or head in bound:
+            renamed = names.get(head)
+            if renamed is None:
+                renamed = names[head] = f"?{len(names)}"
+            append(renamed + rest)
         else:
-            out.append(number or symbol)
+            append(last)
     return " ".join(out)
 
 
@@ -210,7 +262,7 @@ def keys(tokens: Scanned, bound: set[str]) -> dict[str, int]:
     and `statement`; empty when the conclusion has no symbol. `bound`: the names its binders
     bind (`binder_names`)."""
     hypotheses, conclusion = _parts(tokens)
-    if not any(symbol and symbol not in _OPEN and symbol not in _CLOSE for _, _, symbol in conclusion):
+    if not any(t not in _OPEN and t not in _CLOSE and not is_ident(t) and not is_number(t) for t in conclusion):
         return {}
     whole: dict[str, str] = {}
     statement = " ".join([*(_numbered(h, bound, whole) + " →" for h in hypotheses), _numbered(conclusion, bound, whole)])

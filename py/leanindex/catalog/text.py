@@ -175,16 +175,25 @@ def fold_accents(text: str) -> str:
     with a stroke) and compatibility characters (`ℕ`, `²`) stay as they are."""
     if text.isascii():
         return text
-    return "".join(_folded(c) if not c.isascii() else c for c in text)
+    return text.translate(_FOLDED)
 
 
-@functools.lru_cache(maxsize=4096)
-def _folded(c: str) -> str:
-    if unicodedata.category(c).startswith("L"):
-        base = unicodedata.normalize("NFD", c)[0]
-        if base.isascii() and base.isalpha():
-            return base
-    return c
+class _FoldTable(dict[int, str]):
+    """`str.translate`'s table for `fold_accents`, filled as characters are first met (a
+    translation reads the table in C, a character's decomposition is computed once)."""
+
+    def __missing__(self, code: int) -> str:
+        c = chr(code)
+        folded = c
+        if not c.isascii() and unicodedata.category(c).startswith("L"):
+            base = unicodedata.normalize("NFD", c)[0]
+            if base.isascii() and base.isalpha():
+                folded = base
+        self[code] = folded
+        return folded
+
+
+_FOLDED = _FoldTable()
 
 
 class Words:
@@ -194,8 +203,11 @@ class Words:
         self._lexicon = lexicon()
         self._stem = _stemmer().stemWord
         self._stems: dict[str, str] = {}
-        self._identifiers: dict[tuple[str, bool], tuple[str, ...]] = {}
+        #: An identifier's words, read as a name's (`True`) or as a type's (`False`).
+        self._identifiers: dict[bool, dict[str, tuple[str, ...]]] = {True: {}, False: {}}
         self._namespaces: dict[str, tuple[str, ...]] = {}
+        #: Whether an identifier is written as code by itself (`_CODE`).
+        self._coded: dict[str, bool] = {}
         #: Symbols as `formula.scan` yields them (one character each) -> canonical words.
         self._symbols = {formula.MULTI_SYMBOLS.get(k, k): v for k, v in self._lexicon.symbols.items()}
 
@@ -218,16 +230,23 @@ class Words:
         with `variables` given, a variable (one of them, or a one-letter name) is skipped and
         so is the variable before a dot (`l.length` is `length`)."""
         latex = self._lexicon.latex
-        for command in _LATEX_COMMAND.finditer(text):
-            name = command.group()
-            if name in latex:
-                yield "latex", name
-        text = _LATEX_COMMAND.sub(lambda m: " " if m.group() in latex else " " + m.group()[1:] + " ", text)
+        if "\\" in text:
+            for command in _LATEX_COMMAND.finditer(text):
+                name = command.group()
+                if name in latex:
+                    yield "latex", name
+            text = _LATEX_COMMAND.sub(lambda m: " " if m.group() in latex else " " + m.group()[1:] + " ", text)
+        coded = self._coded
         for match in scanner.finditer(text):
             kind = match.lastgroup
             piece = match.group()
             if kind == "ident":
-                code = _CODE.search(piece) or text[match.start() - 1 : match.start()] == "."
+                code = coded.get(piece)
+                if code is None:
+                    if len(coded) >= formula.IDENT_CACHE_LIMIT:
+                        coded.clear()
+                    code = coded[piece] = _CODE.search(piece) is not None
+                code = code or text[match.start() - 1 : match.start()] == "."
                 if variables is not None:
                     head, _, rest = piece.partition(".")
                     if head in variables or _VARIABLE.fullmatch(head):
@@ -308,11 +327,13 @@ class Words:
 
     def _identifier(self, identifier: str, name: bool) -> tuple[str, ...]:
         """The index words of one identifier of a name or type (cached: identifiers recur)."""
-        key = (identifier, name)
-        found = self._identifiers.get(key)
+        cache = self._identifiers[name]
+        found = cache.get(identifier)
         if found is None:
+            if len(cache) >= formula.IDENT_CACHE_LIMIT:
+                cache.clear()  # most last components of names are met once: keep memory bounded
             run = [(w.lower(), self._stem_of(w.lower())) for w in _WORD.findall(identifier)]
-            found = self._identifiers[key] = tuple(t[0] for t in self._phrases(run, _NAME_STOPWORDS if name else _STOPWORDS, identifier=True))
+            found = cache[identifier] = tuple(t[0] for t in self._phrases(run, _NAME_STOPWORDS if name else _STOPWORDS, identifier=True))
         return found
 
     def _namespace(self, namespace: str) -> tuple[str, ...]:
@@ -328,19 +349,29 @@ class Words:
         variables, and each symbol's canonical words. Types have no LaTeX nor English phrases
         across identifiers, so this reads what `tokens(text, statement=True)` reads, faster."""
         symbols = self._symbols
+        known = self._identifiers[False]
+        parts = formula.IDENTS
         out: list[str] = []
-        for ident, number, symbol in tokens:
-            if ident:
-                head, dot, rest = ident.partition(".")
-                if head in variables or _VARIABLE.fullmatch(head):
-                    if rest:
-                        out.extend(self._identifier(rest, False))
-                else:
-                    out.extend(self._identifier(ident, False))
-            elif number:
-                out.extend(symbols.get(number) or self._identifier(number, False))
+        extend = out.extend
+        for token in tokens:
+            found = parts.get(token)
+            if found is None:
+                # No symbol of the table is spelt as an identifier: a token with words is one.
+                words = symbols.get(token)
+                if words is not None:
+                    extend(words)
+                    continue
+                if not formula.is_ident(token):
+                    if formula.is_number(token):
+                        extend(self._identifier(token, False))
+                    continue
+                found = formula.ident_parts(token)
+            head, rest, variable, _ = found
+            if variable or head in variables:
+                if rest:
+                    extend(known.get(rest[1:]) or self._identifier(rest[1:], False))
             else:
-                out.extend(symbols.get(symbol, ()))
+                extend(known.get(token) or self._identifier(token, False))
         return out
 
     def words(self, text: str, *, statement: bool = False, doc: bool = False, name: bool = False) -> list[str]:
@@ -393,7 +424,8 @@ def _read_part(parquet_path: Path, row_groups: list[int], first: int) -> _Part:
     part = _Part([], {f: array("i") for f in FIELDS}, {f: array("i") for f in FIELDS}, {f: array("B") for f in COUNT_FILES}, array("Q"), array("i"), array("B"))
     position = first
     parquet = pq.ParquetFile(parquet_path)
-    for batch in parquet.iter_batches(columns=["name", "doc", "type"], row_groups=row_groups, batch_size=65_536):
+    # Small batches: a batch's texts are Python strings while it is read.
+    for batch in parquet.iter_batches(columns=["name", "doc", "type"], row_groups=row_groups, batch_size=8_192):
         names, docs, types = (batch.column(i).to_pylist() for i in range(3))
         for n, d, t in zip(names, docs, types, strict=True):
             bound = binder_names(t)
@@ -452,7 +484,10 @@ def write_text_index(catalog_dir: Path) -> list[str]:
     for field in FIELDS:
         word_ids = np.concatenate([remap[np.frombuffer(p.ids[field], dtype=np.int32)] for p, remap in zip(parts, remaps, strict=True)])
         lengths = np.concatenate([np.frombuffer(p.lengths[field], dtype=np.int32) for p in parts])
+        for p in parts:  # each field's words are freed once read: only one field is held twice
+            p.ids[field] = p.lengths[field] = array("i")
         data, indices, indptr = _field_scores(word_ids, lengths, len(vocabulary), *FIELD_PARAMS[field])
+        del word_ids
         np.save(out / f"{field}.data.npy", data, allow_pickle=False)
         np.save(out / f"{field}.indices.npy", indices, allow_pickle=False)
         np.save(out / f"{field}.indptr.npy", indptr, allow_pickle=False)
@@ -474,16 +509,27 @@ def _field_scores(word_ids: np.ndarray, lengths: np.ndarray, vocabulary_size: in
     avgdl)), avgdl over every document), as a sparse matrix by word: (scores float32,
     positions int32 sorted per word, word offsets int64 with `vocabulary_size + 1` entries).
     `word_ids` holds every document's word ids in document order, `lengths` each document's
-    count of them."""
+    count of them. Memory: about 10 bytes per word id beyond the arguments (one sorted uint64
+    key per (word, document) occurrence, then the distinct pairs)."""
     documents = len(lengths)
-    doc_ids = np.repeat(np.arange(documents, dtype=np.int32), lengths)
-    # A stable sort by word (a radix sort for int32) keeps each word's documents in order, so
-    # the (word, document) pairs come out sorted without sorting the pairs themselves.
-    order = np.argsort(word_ids, kind="stable")
-    sorted_words, sorted_docs = word_ids[order], doc_ids[order]
-    starts = np.flatnonzero(np.concatenate(([True], (sorted_words[1:] != sorted_words[:-1]) | (sorted_docs[1:] != sorted_docs[:-1])))) if len(order) else np.empty(0, dtype=np.int64)
-    tf = np.diff(np.append(starts, len(order)))
-    words, docs = sorted_words[starts].astype(np.int64), sorted_docs[starts].astype(np.int64)
+    # One key per occurrence, word in the high half and document in the low half: sorted, the
+    # (word, document) pairs come out in order and repeats of a pair (the term frequency) adjoin.
+    keys = word_ids.astype(np.uint64)
+    keys <<= np.uint64(32)
+    keys |= np.repeat(np.arange(documents, dtype=np.uint64), lengths)
+    keys.sort()
+    change = np.empty(len(keys), dtype=np.bool_)
+    if len(keys):
+        change[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    del change
+    tf = np.diff(np.append(starts, len(keys)))
+    pairs = keys[starts]
+    del keys, starts
+    words = (pairs >> np.uint64(32)).astype(np.int64)
+    docs = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int32)
+    del pairs
     df = np.bincount(words, minlength=vocabulary_size)
     idf = np.log1p((documents - df + 0.5) / (df + 0.5))
     average = float(lengths.mean()) if documents else 0.0
@@ -491,7 +537,7 @@ def _field_scores(word_ids: np.ndarray, lengths: np.ndarray, vocabulary_size: in
     scores = (idf[words] * tf / (tf + norm)).astype(np.float32)
     indptr = np.zeros(vocabulary_size + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
-    return scores, docs.astype(np.int32), indptr
+    return scores, docs, indptr
 
 
 @dataclass(frozen=True)
