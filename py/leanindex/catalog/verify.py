@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -27,7 +32,15 @@ from .layout import (
     catalog_files,
     manifest_label,
 )
-from .manifest import Manifest, parse_manifest
+from .manifest import Manifest, parse_manifest, write_atomically
+
+log = logging.getLogger("leanindex.catalog")
+
+#: `ROOT/catalog/.verified/<profile>.json`: what the last verification that read a profile's
+#: files found (`verified_catalog(reuse=True)`).
+VERIFIED_FOLDER = ".verified"
+#: The largest verification record read (bytes); a real one is a few KiB.
+MAX_RECORD_BYTES = 1 << 20
 
 #: The index file whose length is the declaration count and whose false entries are the
 #: visible declarations (`visible_count` is checked against it).
@@ -50,9 +63,18 @@ def verify_catalog(paths: CatalogPaths) -> Manifest:
     return verified_catalog(paths).manifest
 
 
-def verified_catalog(paths: CatalogPaths) -> VerifiedCatalog:
+def verified_catalog(paths: CatalogPaths, reuse: bool = False) -> VerifiedCatalog:
     """Recompute the sha256 of every file the served manifest lists and compare; check its
     counts against the catalog's own files.
+
+    With `reuse` (opening a catalog to serve it), a file is not read again when the
+    verification record (`record_path`) says an earlier verification found it with the digest
+    the manifest lists and the file's stamp is the same now: device, inode, type, size,
+    modification and status-change time (`files.FileStamp`; the change time cannot be set back,
+    so an edit in place is re-read). The record counts only for the same link target and the same
+    manifest stamp; any other file is hashed as without it. A verification that hashed anything
+    writes the record again (best effort: a root it cannot write to is logged and verifies in
+    full each time). `leanindex catalog verify`, packs and the doctor read every file.
 
     Every file is opened as hostile input (`files.CatalogFolder`: regular files only, no link
     inside the build folder, read within its size, given up after `files.STALL_S` seconds
@@ -81,7 +103,10 @@ def verified_catalog(paths: CatalogPaths) -> VerifiedCatalog:
             )
         files = manifest.catalog.files
         opened = {relative: folder.open(relative) for relative in sorted(files)}
-        computed = folder.digests(list(opened.values()))
+        known = _recorded(paths, folder.link, manifest_file.stamp) if reuse else {}
+        # A file whose stamp is what a verification recorded with the digest the manifest lists.
+        unchanged = {r: files[r] for r, file in opened.items() if known.get(r) == [*file.stamp, files[r]]}
+        computed = {**unchanged, **folder.digests([file for r, file in opened.items() if r not in unchanged])}
         for relative, recorded in sorted(files.items()):
             if computed[relative] != recorded:
                 raise LeanIndexError(
@@ -92,7 +117,55 @@ def verified_catalog(paths: CatalogPaths) -> VerifiedCatalog:
         _check_counts(paths, folder, manifest, opened)
         stamps: dict[str, object] = {"manifest": manifest_file.stamp, "link": folder.link, DATABASE_WAL_FILE: None}
         stamps.update((relative, file.stamp) for relative, file in opened.items())
+        if reuse and len(unchanged) < len(opened):
+            _record(paths, folder.link, manifest_file.stamp, {r: [*file.stamp, files[r]] for r, file in opened.items()})
     return VerifiedCatalog(manifest, stamps)
+
+
+def record_path(paths: CatalogPaths) -> Path:
+    """`ROOT/catalog/.verified/<profile>.json`, the profile's verification record."""
+    return paths.root / "catalog" / VERIFIED_FOLDER / f"{paths.profile}.json"
+
+
+def _recorded(paths: CatalogPaths, link: str | None, manifest_stamp: tuple[int, ...]) -> dict[str, list[object]]:
+    """The record's entries (relative name -> [*stamp, digest]) when it was written for this link
+    target and manifest stamp; else none. A record that is not a small regular JSON file of that
+    shape is ignored (logged): the files are then all hashed."""
+    if paths.staged is not None:
+        return {}
+    path = record_path(paths)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        log.warning("verification record of profile %r unreadable (%s): every file is hashed", paths.profile, error.strerror)
+        return {}
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECORD_BYTES:
+            log.warning("verification record of profile %r is not a small regular file: every file is hashed", paths.profile)
+            return {}
+        with open(fd, "rb", closefd=False) as handle:
+            data = json.loads(handle.read(MAX_RECORD_BYTES + 1))
+    except (OSError, ValueError) as error:
+        log.warning("verification record of profile %r unreadable (%s): every file is hashed", paths.profile, error)
+        return {}
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict) or data.get("link") != link or data.get("manifest") != list(manifest_stamp) or not isinstance(data.get("files"), dict):
+        return {}
+    return data["files"]
+
+
+def _record(paths: CatalogPaths, link: str | None, manifest_stamp: tuple[int, ...], entries: dict[str, list[object]]) -> None:
+    """Write the verification record (`record_path`) of a catalog that just verified."""
+    if paths.staged is not None:
+        return
+    try:
+        write_atomically(record_path(paths), json.dumps({"link": link, "manifest": list(manifest_stamp), "files": entries}, sort_keys=True))
+    except LeanIndexError as error:
+        log.info("verification record of profile %r not written (%s): the next open hashes every file again", paths.profile, error.code.value)
 
 
 def _read_manifest(paths: CatalogPaths, folder: CatalogFolder, file: CatalogFile) -> Manifest:

@@ -95,7 +95,7 @@ class LoadedCatalog:
         for _ in range(OPEN_ATTEMPTS):
             link = link_target(paths)
             try:
-                verified = verified_catalog(paths)
+                verified = verified_catalog(paths, reuse=True)
             except LeanIndexError:
                 if link_target(paths) == link:
                     raise
