@@ -248,7 +248,8 @@ def startup_search(data: dict) -> str:
         row = get(figures, label)
         return f"{fixed(num(row, 'cpu_ms_median'), 0)} ms CPU, {fixed(num(row, 'wall_ms_median'), 0)} ms wall ({fixed(num(row, 'cpu_times_version'), 1)}× `--version`)"
 
-    return (f"a fresh process from start to answer, opening and verifying the catalog: {part(lambda: one('cold search (CORE-DOCGEN)'))}; "
+    return (f"a fresh process from start to answer, hashing every catalog file (no verification record): {part(lambda: one('first search (CORE-DOCGEN), every file hashed'))}; "
+            f"the same with the record of an earlier open (unchanged files not hashed again): {part(lambda: one('cold search (CORE-DOCGEN)'))}; "
             f"the same through a running local server (`LEANINDEX_URL`): {part(lambda: one('search via LEANINDEX_URL (CORE-DOCGEN)'))}")
 
 

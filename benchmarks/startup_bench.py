@@ -32,13 +32,15 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 import leanindex.cli as cli
+from leanindex.catalog.layout import CatalogPaths
+from leanindex.catalog.verify import record_path
 from leanindex.home import default_root
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,13 +72,16 @@ def command_paths() -> list[tuple[str, ...]]:
 CHILD_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def measure(args: list[str], runs: int, env: dict[str, str] | None = None, baseline: dict[str, float] | None = None) -> dict[str, float]:
+def measure(args: list[str], runs: int, env: dict[str, str] | None = None, baseline: dict[str, float] | None = None,
+            before_each: Callable[[], None] | None = None) -> dict[str, float]:
     """Median CPU (user + system) and wall time in ms of `leanindex ARGS` over `runs` fresh
-    processes after one unmeasured warm-up run (with `env` added to `CHILD_ENV`), and with a
-    `baseline` figure (`--version`'s) the CPU median as a multiple of it (`cpu_times_version`);
-    raises `RuntimeError` when a run fails."""
+    processes after one unmeasured warm-up run (with `env` added to `CHILD_ENV`; `before_each`
+    called before every run), and with a `baseline` figure (`--version`'s) the CPU median as a
+    multiple of it (`cpu_times_version`); raises `RuntimeError` when a run fails."""
     cpu, wall = [], []
     for run in range(runs + 1):
+        if before_each is not None:
+            before_each()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run([*COMMAND, *args], capture_output=True, text=True, env={**CHILD_ENV, **(env or {})})
@@ -147,6 +152,10 @@ def main() -> None:
 
     search_note = None
     if (root / "manifests" / "core-docgen.json").exists():
+        record = record_path(CatalogPaths.of(root, "core-docgen"))
+        first = figures["first search (CORE-DOCGEN), every file hashed"] = measure(
+            [*SEARCH, "--root", str(root)], options.runs, {"LEANINDEX_URL": ""}, version, before_each=lambda: record.unlink(missing_ok=True))
+        report("first search, every file hashed", first)
         cold = figures["cold search (CORE-DOCGEN)"] = measure([*SEARCH, "--root", str(root)], options.runs, {"LEANINDEX_URL": ""}, version)
         report("cold search, process start to answer", cold)
         with local_server(root) as url:
@@ -160,7 +169,7 @@ def main() -> None:
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(json.dumps({
         "what": "median CPU (user+system) and wall ms of fresh `leanindex` processes (after one unmeasured run each), "
-                "each from the process's start to its exit; 'cold search': the process opens and verifies the catalog, then answers; "
+                "each from the process's start to its exit; 'cold search': the process opens the catalog (files unchanged since the verification record was written are not hashed again), then answers; 'first search': the same without a verification record (every file hashed); "
                 "cpu_times_version: CPU as a multiple of --version's in the same run",
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
         "search_args": SEARCH,
