@@ -376,6 +376,42 @@ def test_a_whole_head_over_the_cap_in_one_read_is_refused(sample_root: Path, hea
         assert small.status_code == 200
 
 
+def test_a_head_dribbled_past_the_cap_is_refused(sample_root: Path) -> None:  # noqa: F811
+    """A head that grows a read at a time (its last header line never ending, so the HTTP
+    parser never hands it over) is refused once its reads pass the cap, not held until the read
+    deadline."""
+    with serve_guarded(sample_root, ServiceConfig(max_header_bytes=2048, request_read_timeout_s=60.0)) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+            received = b""
+            for _ in range(40):
+                time.sleep(0.02)
+                try:
+                    conn.sendall(b"a" * 256)
+                except OSError:
+                    break  # refused and closed
+            while chunk := conn.recv(65536):
+                received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400"), head
+        error = json.loads(body)["error"]
+        assert (error["code"], error["details"]["reason"]) == ("invalid_request", "head too large")
+
+
+def test_pipelined_requests_under_the_cap_are_answered(sample_root: Path) -> None:  # noqa: F811
+    """Two requests in one write, each head under the cap and both together over it: both are
+    answered (a head is measured alone, not with the bytes of the request before it)."""
+    with serve_guarded(sample_root, ServiceConfig(max_header_bytes=2048)) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            one = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 1500 + b"\r\n\r\n"
+            conn.sendall(one + one.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+            received = b""
+            while chunk := conn.recv(65536):
+                received += chunk
+        assert received.count(b"HTTP/1.1 200") == 2, received[:300]
+
+
 # 7. No server path in any error a client can provoke
 
 

@@ -228,6 +228,22 @@ def test_metrics_count_requests_per_route_and_environment(served: httpx.Client) 
     assert samples[("leanindex_engine_in_flight", ())] == 0.0
 
 
+def test_metric_labels_name_served_profiles_only(served: httpx.Client) -> None:
+    """A request is labelled with its environment's display id however it spelt it, and one
+    naming no served profile (unknown, or not an id at all) with `-`: label sets stay bounded."""
+    served.post("/v1/declarations/search", json={"environment": "sample", "name_contains": "Nat"})
+    for environment in ("NOSUCH-1", "nosuch-2", "not an id"):
+        served.post("/v1/declarations/search", json={"environment": environment, "name_contains": "Nat"})
+        served.post("/v1/declarations/exists", json={"environment": environment, "names": ["Nat.succ"]})
+    environments = {
+        s.labels["environment"]
+        for family in text_string_to_metric_families(served.get("/metrics").text)
+        for s in family.samples
+        if "environment" in s.labels
+    }
+    assert environments <= {"SAMPLE", "-"} and {"SAMPLE", "-"} <= environments, environments
+
+
 def test_access_log_is_one_json_line_per_request(served: httpx.Client, caplog: pytest.LogCaptureFixture) -> None:
     from leanindex.service.logs import JsonLinesFormatter
 

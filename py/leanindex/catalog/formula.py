@@ -205,7 +205,7 @@ def _first_top_level(marks: list[tuple[int, str]], first: int, separator: str) -
 #: their identifiers, and reading one costs more than looking it up. Cleared when it grows past
 #: `IDENT_CACHE_LIMIT` entries, so its memory stays bounded.
 IDENTS: dict[str, tuple[str, str, bool, str]] = {}
-IDENT_CACHE_LIMIT = 200_000
+IDENT_CACHE_LIMIT = 32_768
 
 
 def ident_parts(ident: str) -> tuple[str, str, bool, str]:
@@ -224,7 +224,7 @@ def _numbered(tokens: Scanned, bound: set[str], names: dict[str, str]) -> str:
     """The tokens as text: a variable (bound, or a one-letter name) renamed by order of first
     occurrence in `names`, keeping what follows its dot (`l.length`); a constant's last
     component."""
-    out = []
+    out: list[str] = []
     append = out.append
     known = IDENTS
     for token in tokens:

@@ -53,7 +53,7 @@ class ServiceConfig:
     - `tool_names`: the names MCP lists tools under: `dotted` (default, `DEFAULT_TOOL_NAMING`),
       `underscore` or `both` (every tool twice).
 
-    Connection limits of `leanindex serve` (`service.h11server`; uvicorn's own settings where
+    Connection limits of `leanindex serve` (`service.serving`; uvicorn's own settings where
     it has them):
 
     - `request_read_timeout_s` (default 10 s): a request's head and body must arrive in full
@@ -62,8 +62,8 @@ class ServiceConfig:
       connection that never sends a request is held forever.
     - `keep_alive_timeout_s` (default 5 s, uvicorn's `timeout_keep_alive`): an idle connection is
       closed this long after its last answer.
-    - `max_header_bytes` (default 16384, uvicorn's `h11_max_incomplete_event_size`): a request
-      head larger than this is refused with 400 `invalid_request`.
+    - `max_header_bytes` (default 16384): a request head (request line and header lines) larger
+      than this is refused with 400 `invalid_request`.
     - `max_connections` (default 512, uvicorn's `limit_concurrency`): past this many open
       connections or requests in progress, a request is refused at once with 429 `busy`.
     """

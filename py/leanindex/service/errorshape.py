@@ -4,12 +4,12 @@ Three producers answer outside the app's own exception handlers:
 - the MCP SDK's streamable HTTP transport (`/mcp`): plain text for a foreign `Host` (421) or
   `Origin` (403) and a JSON-RPC error object for a GET without the event-stream Accept header;
 - Starlette's last-resort handler: plain-text `Internal Server Error` for an unexpected exception;
-- uvicorn's HTTP/1.1 parser (h11): plain-text 400 for a request it cannot parse (conflicting
-  `Content-Length` headers, a bad request line), before any application code runs.
+- uvicorn's HTTP/1.1 protocol (httptools' parser): plain-text 400 for a request it cannot parse
+  (conflicting `Content-Length` headers, a bad request line), before any application code runs.
 
 `ErrorShapeMiddleware` rewrites the first kind, `install_error_shape` adds it and a handler for
-the second, and `SharedErrorH11Protocol` (given to uvicorn as its `http` protocol) answers the
-third. A JSON-RPC error to a POST on `/mcp` is an MCP protocol answer and keeps its framing.
+the second, and `SharedErrorHttpToolsProtocol` (given to uvicorn as its `http` protocol) answers
+the third. A JSON-RPC error to a POST on `/mcp` is an MCP protocol answer and keeps its framing.
 """
 
 from __future__ import annotations
@@ -20,14 +20,13 @@ from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
-import h11
 from fastapi import FastAPI, Request
 from starlette.datastructures import MutableHeaders
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ..errors import ErrorCode, LeanIndexError
+from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
 from .middleware import error_response, security_headers
 from .web import is_page_path
 
@@ -146,22 +145,37 @@ def install_error_shape(app: FastAPI) -> None:
     app.add_middleware(ErrorShapeMiddleware, is_page=is_page_path)
 
 
-class SharedErrorH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, answering a request it cannot parse with the shared error object
-    (400 `invalid_request`, `details.reason` = the parser's complaint) instead of plain text,
-    with the security headers of every answer (`middleware.security_headers`)."""
+def refusal(error: LeanIndexError) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """Status, headers and body of the answer to a request refused before the app ran: the shared
+    error object with its code's status, the security headers, `Connection: close`."""
+    body = json.dumps(error.to_dict()).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+        *security_headers(),
+    ]
+    return HTTP_STATUS[error.code], headers, body
+
+
+def raw_error_answer(error: LeanIndexError) -> bytes:
+    """`refusal(error)` as the bytes of an HTTP/1.1 answer."""
+    status, headers, body = refusal(error)
+    head = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode()]
+    head += [name + b": " + value + b"\r\n" for name, value in headers]
+    return b"".join(head) + b"\r\n" + body
+
+
+class SharedErrorHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, answering a request it cannot parse with the shared error
+    object (400 `invalid_request`, `details.reason` = the complaint) instead of plain text, with
+    the security headers of every answer (`middleware.security_headers`), then closing the
+    connection."""
 
     def send_400_response(self, msg: str) -> None:
-        body = json.dumps(
-            LeanIndexError(ErrorCode.INVALID_REQUEST, f"malformed HTTP request: {msg}", {"reason": msg}).to_dict()
-        ).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-            *security_headers(),
-        ]
-        self.transport.write(self.conn.send(h11.Response(status_code=400, headers=headers, reason=b"Bad Request")))
-        self.transport.write(self.conn.send(h11.Data(data=body)))
-        self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self.refuse(LeanIndexError(ErrorCode.INVALID_REQUEST, f"malformed HTTP request: {msg}", {"reason": msg}))
+
+    def refuse(self, error: LeanIndexError) -> None:
+        """Write `raw_error_answer(error)` and close the connection."""
+        self.transport.write(raw_error_answer(error))
         self.transport.close()

@@ -60,6 +60,7 @@ from ..checker.backend import CheckerBackend
 from ..engine import Engine
 from ..engine.diff import DIFF_LIMIT_MAX, ChangeCategory, DeclarationDiff, DiffRequest
 from ..errors import ErrorCode, LeanIndexError
+from ..identity import display_profile, normalize_profile
 from ..models import (
     DeclarationName,
     EnvironmentsRequest,
@@ -179,7 +180,7 @@ async def _strict_body(request: Request, model: type[T]) -> T:
 
 def _label(engine: Engine, request: Request, environment: str) -> str:
     """Record the request's environment for logs and metrics, if it names a served profile
-    (anything else is `-`, so label values stay bounded)."""
+    (anything else is `-`, so label values stay bounded). Up to two stats (`Engine.served_profile`)."""
     served = engine.served_profile(environment)
     if served is None:
         return "-"
@@ -188,15 +189,19 @@ def _label(engine: Engine, request: Request, environment: str) -> str:
 
 
 async def _answer(engine: Engine, metrics: ServiceMetrics, request: Request, environment: str, pending: Awaitable[T]) -> T:
-    """Await an engine answer for `environment`, keeping the verification gauge current."""
-    name = _label(engine, request, environment)
+    """Await an engine answer for `environment` (`-` for a call naming none), label the request
+    with it and keep the verification gauge current. An answer proves the profile served, so
+    its label is the display id with no stat; only a refusal asks the engine (`_label`)."""
     try:
         response = await pending
     except LeanIndexError as error:
+        name = _label(engine, request, environment) if environment != "-" else "-"
         if error.code in _VERIFICATION_CODES and name != "-":
             metrics.set_verified(name, False)
         raise
-    if name != "-":
+    if environment != "-":
+        name = display_profile(normalize_profile(environment))
+        request.scope["state"][ENVIRONMENT_KEY] = name
         metrics.set_verified(name, True)
     return response
 

@@ -52,15 +52,26 @@ class ServiceMetrics:
             ["environment"],
             registry=self.registry,
         )
+        # The children of each label set seen (as many as the series themselves: labels are bounded).
+        self._series: dict[tuple[str, str, str, int], tuple[Counter, Histogram]] = {}
+        self._verified: dict[str, Gauge] = {}
 
     def observe(self, method: str, route: str, environment: str, status: int, seconds: float) -> None:
         """Count one answered request and record its latency (seconds)."""
-        self.requests.labels(method, route, environment, str(status)).inc()
-        self.latency.labels(method, route, environment).observe(seconds)
+        key = (method, route, environment, status)
+        series = self._series.get(key)
+        if series is None:
+            # `labels()` checks and locks on every call; a label set's children are looked up once.
+            series = self._series[key] = (self.requests.labels(method, route, environment, str(status)), self.latency.labels(method, route, environment))
+        series[0].inc()
+        series[1].observe(seconds)
 
     def set_verified(self, environment: str, verified: bool) -> None:
         """Record the outcome of the latest verification of `environment` (upper-case id)."""
-        self.verified.labels(environment).set(1 if verified else 0)
+        gauge = self._verified.get(environment)
+        if gauge is None:
+            gauge = self._verified[environment] = self.verified.labels(environment)
+        gauge.set(1 if verified else 0)
 
     def record_environments(self, response: EnvironmentsResponse) -> None:
         """Record the verification state of every profile listed in `response`."""

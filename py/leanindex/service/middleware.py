@@ -4,6 +4,7 @@ rather than Starlette's `BaseHTTPMiddleware`, which would buffer the streamed MC
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import secrets
@@ -252,6 +253,8 @@ class SecurityHeadersMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
+# Every request asks, nearly always with one of a few values: remembered (bounded, least recently used).
+@functools.lru_cache(maxsize=256)
 def host_of(header: str) -> str:
     """The host name of a `Host` header value (`name`, `name:port`, `[v6]:port`), normalised as
     the allow-list compares it (`config.normalize_host_name`); "" when it names none."""

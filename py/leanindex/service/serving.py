@@ -1,39 +1,42 @@
 """How `leanindex serve` runs the app on uvicorn (0.54): its settings from `ServiceConfig`, and
 the HTTP/1.1 protocol that bounds what a connection may hold.
 
-uvicorn's own limits: `timeout_keep_alive` (an idle connection is closed that long after its
-last answer), `h11_max_incomplete_event_size` (the largest request head) and `limit_concurrency`
-(connections and requests in progress). It has no timeout for reading a request: its keep-alive
-timer starts only once an answer is complete and every received byte cancels it, so a
-connection that opens and sends nothing, or dribbles its head a byte at a time, is held
-forever. `GuardedH11Protocol` adds that deadline, and answers the refusals uvicorn writes itself
-with the shared error object and the security headers.
+The protocol is uvicorn's httptools one (the C parser llhttp; uvicorn's pure-Python h11 protocol
+costs about 0.1 ms more per request, `benchmarks/service_bench.py`). uvicorn's own limits:
+`timeout_keep_alive` (an idle connection is closed that long after its last answer) and
+`limit_concurrency` (connections and requests in progress). It bounds neither the size of a
+request head (the httptools protocol gathers header lines as they come) nor the time a request
+takes to arrive: a connection that opens and sends nothing, or dribbles its head a byte at a
+time, is held forever. `GuardedHttpToolsProtocol` adds both bounds, and answers the refusals
+uvicorn writes itself with the shared error object and the security headers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
-import h11
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import HTTP_STATUS, ErrorCode, LeanIndexError
+from ..errors import ErrorCode, LeanIndexError
 from .config import ServiceConfig
-from .errorshape import SharedErrorH11Protocol
-from .middleware import security_headers
+from .errorshape import SharedErrorHttpToolsProtocol, refusal
 
 #: Seconds uvicorn waits for open connections (MCP streams) at shutdown.
 GRACEFUL_SHUTDOWN_S = 5
 
-#: h11 states of the client in which a request is still being received.
-_READING = (h11.IDLE, h11.SEND_BODY)
+#: Bytes of a request line besides its target: method, spaces, `HTTP/1.1`, CRLF.
+_REQUEST_LINE_BYTES = 20
 
 
-class GuardedH11Protocol(SharedErrorH11Protocol):
-    """uvicorn's h11 protocol with two more bounds (build one with `for_config`):
+class _HeadTooLarge(Exception):
+    """Raised from a parser callback to stop reading a head over the cap (httptools turns it into
+    a parse error, which `send_400_response` answers)."""
+
+
+class GuardedHttpToolsProtocol(SharedErrorHttpToolsProtocol):
+    """uvicorn's httptools protocol with three more bounds (build one with `for_config`):
 
     - a request (head and body) must arrive in full within `request_read_timeout_s` seconds of
       its first byte, or of the connection's opening for the first request; else the
@@ -41,17 +44,17 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
     - with more than uvicorn's `limit_concurrency` connections open or requests in progress, a
       request is answered at once with 429 `busy` and the connection closed (uvicorn's own check,
       which would answer plain-text 503, is replaced by this one);
-    - a request head (request line and headers) over `max_header_bytes` is answered 400
-      `invalid_request` and the connection closed: h11's own limit
-      (`h11_max_incomplete_event_size`) only bounds a head still incomplete in its buffer, so a
-      larger one that arrives in one read would otherwise pass.
+    - a request head (request line and header lines) over `max_header_bytes` is answered 400
+      `invalid_request` (`details.reason` "head too large") and the connection closed, whether
+      it arrived in one read (counted as the parser hands it over) or is still unfinished
+      (counted by the reads that hold it).
     """
 
     request_read_timeout_s: float = ServiceConfig.request_read_timeout_s
     max_header_bytes: int = ServiceConfig.max_header_bytes
 
     @classmethod
-    def for_config(cls, config: ServiceConfig) -> type[GuardedH11Protocol]:
+    def for_config(cls, config: ServiceConfig) -> type[GuardedHttpToolsProtocol]:
         """The protocol class with `config`'s read timeout and head size (the connection limit is
         uvicorn's `limit_concurrency`, which `server_config` sets)."""
         return type(
@@ -65,8 +68,15 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
         self.limit_concurrency = None
         if self.max_connections is not None:
             self.app = self._limited(self.app, self.max_connections)
-        self.app = self._bounded_head(self.app, self.max_header_bytes)
         self.read_deadline: asyncio.TimerHandle | None = None
+        # Requests begun on this connection; whether one is in progress, and still in its head.
+        self.messages = 0
+        self.in_message = False
+        self.reading_head = False
+        # The current head's size as the callbacks report it, and as whole reads measure it.
+        self.head_bytes = 0
+        self.raw_head_bytes = 0
+        self.head_too_large = False
 
     def _limited(self, app: ASGIApp, limit: int) -> ASGIApp:
         async def limited(scope: Scope, receive: Receive, send: Send) -> None:
@@ -77,45 +87,84 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
                     f"the server has more than {limit} connections or requests open; retry in a moment",
                     {"max_connections": limit},
                 )
-                await _refuse(send, error)
+                status, headers, body = refusal(error)
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
                 return
             await app(scope, receive, send)
 
         return limited
-
-    @staticmethod
-    def _bounded_head(app: ASGIApp, limit: int) -> ASGIApp:
-        async def bounded(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http":
-                # What the client sent: request line (method, target, version) and header lines.
-                head = len(scope["method"]) + len(scope.get("raw_path") or b"") + len(scope.get("query_string", b"")) + 12
-                head += sum(len(name) + len(value) + 4 for name, value in scope["headers"])
-                if head > limit:
-                    await _refuse(send, LeanIndexError(
-                        ErrorCode.INVALID_REQUEST,
-                        f"malformed HTTP request: the request head is larger than {limit} bytes",
-                        {"reason": "head too large", "max_header_bytes": limit},
-                    ))
-                    return
-            await app(scope, receive, send)
-
-        return bounded
 
     # uvicorn's protocol annotates the transport as `asyncio.Transport`, narrower than the base's.
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()
 
-    def data_received(self, data: bytes) -> None:
-        if self.read_deadline is None and self.conn.their_state is h11.IDLE:
-            self._arm()  # the first bytes of the next request on a kept-alive connection
-        super().data_received(data)
-        if self.conn.their_state not in _READING:
-            self._disarm()
-
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        # httptools holds a header line until it ends, unseen by the callbacks, so an endless one
+        # is measured by whole reads: a read after which the head is still unfinished is all head
+        # when that head began before it, or began with it on a connection with no request in
+        # progress. (A read that also ended an earlier request is left to the callbacks; the next
+        # read is measured whole.)
+        reading, idle, begun = self.reading_head, not self.in_message, self.messages
+        super().data_received(data)
+        if self.reading_head and not self.transport.is_closing() and (
+            (reading and self.messages == begun) or (idle and self.messages == begun + 1)
+        ):
+            self.raw_head_bytes += len(data)
+            if self.raw_head_bytes > self.max_header_bytes:
+                self._refuse_head()
+
+    # Parser callbacks: a request's first byte arms the read deadline, its last disarms it.
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.messages += 1
+        self.in_message = self.reading_head = True
+        self.head_bytes = _REQUEST_LINE_BYTES
+        self.raw_head_bytes = 0
+        if self.read_deadline is None:
+            self._arm()
+
+    def on_url(self, url: bytes) -> None:
+        self._count_head(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_head(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self.reading_head = False
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        self.in_message = False
+        super().on_message_complete()
+
+    def _count_head(self, size: int) -> None:
+        self.head_bytes += size
+        if self.head_bytes > self.max_header_bytes:
+            self.head_too_large = True
+            raise _HeadTooLarge
+
+    def send_400_response(self, msg: str) -> None:
+        if self.head_too_large:
+            self._refuse_head()
+        else:
+            super().send_400_response(msg)
+
+    def _refuse_head(self) -> None:
+        self.head_too_large = True
+        self.refuse(LeanIndexError(
+            ErrorCode.INVALID_REQUEST,
+            f"malformed HTTP request: the request head is larger than {self.max_header_bytes} bytes",
+            {"reason": "head too large", "max_header_bytes": self.max_header_bytes},
+        ))
 
     def _arm(self) -> None:
         self._disarm()
@@ -133,34 +182,20 @@ class GuardedH11Protocol(SharedErrorH11Protocol):
             self.transport.close()
 
 
-async def _refuse(send: Send, error: LeanIndexError) -> None:
-    """Answer `error` (the shared error object, its HTTP status, the security headers) and close
-    the connection after it."""
-    body = json.dumps(error.to_dict()).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),
-        *security_headers(),
-    ]
-    await send({"type": "http.response.start", "status": HTTP_STATUS[error.code], "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 def server_config(app: ASGIApp, config: ServiceConfig, port: int) -> uvicorn.Config:
     """The uvicorn settings `leanindex serve` runs `app` with: `config.host` and `port`, no
-    uvicorn logging (the app logs), `GuardedH11Protocol.for_config(config)`, and the connection
-    limits of `config` (`keep_alive_timeout_s`, `max_header_bytes`, `max_connections`)."""
+    uvicorn logging or access log (the app logs), `GuardedHttpToolsProtocol.for_config(config)`,
+    and the connection limits of `config` (`keep_alive_timeout_s`, `request_read_timeout_s`,
+    `max_header_bytes`, `max_connections`)."""
     return uvicorn.Config(
         app,
         host=config.host,
         port=port,
         log_config=None,
         access_log=False,
-        http=GuardedH11Protocol.for_config(config),
+        http=GuardedHttpToolsProtocol.for_config(config),
         # Open MCP streams would otherwise hold shutdown forever.
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         timeout_keep_alive=config.keep_alive_timeout_s,
-        h11_max_incomplete_event_size=config.max_header_bytes,
         limit_concurrency=config.max_connections,
     )
