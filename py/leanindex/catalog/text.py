@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-import bm25s
 import numpy as np
 import pyarrow.parquet as pq
 import Stemmer
@@ -87,7 +86,15 @@ QUESTION_WORDS = (
     "then", "every", "any", "has", "have", "does", "do", "give", "gives", "how", "many", "when", "whenever", "it", "its", "can", "only",
     "make", "makes", "exactly", "always", "some", "whose", "which", "what", "besides", "over", "get", "gets", "two",
 )
-_STOPWORDS = (frozenset(bm25s.stopwords.STOPWORDS_EN) | set(QUESTION_WORDS)) - set(NEGATIONS)
+
+
+@functools.lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """The words prose drops: bm25s's English list and `QUESTION_WORDS`, without `NEGATIONS`
+    (bm25s is imported here, when text is first read: a search without words never loads it)."""
+    import bm25s
+
+    return (frozenset(bm25s.stopwords.STOPWORDS_EN) | set(QUESTION_WORDS)) - set(NEGATIONS)
 # Runs of capitals not followed by a lower-case letter (`HTTP` in `HTTPServer`), a word with an
 # optional leading capital, digits, other letters (`α`); `_`, `.` and symbols split.
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\d_A-Za-z]+")
@@ -201,6 +208,7 @@ class Words:
 
     def __init__(self) -> None:
         self._lexicon = lexicon()
+        self._stopwords = stopwords()
         self._stem = _stemmer().stemWord
         self._stems: dict[str, str] = {}
         #: An identifier's words, read as a name's (`True`) or as a type's (`False`).
@@ -277,7 +285,7 @@ class Words:
         text = lex.letter_symbols.sub(lambda m: f" {m.group()} ", text)
         variables = binder_names(text) if statement else None
         scanner = lex.doc_scanner if doc else lex.scanner
-        stopwords = _NAME_STOPWORDS if name else _STOPWORDS
+        stopwords = _NAME_STOPWORDS if name else self._stopwords
         out: list[_Read] = []
         run: list[tuple[str, str]] = []  # consecutive words: (lower-case word, stem)
         for kind, piece in self._pieces(text, scanner, variables):
@@ -333,7 +341,7 @@ class Words:
             if len(cache) >= formula.IDENT_CACHE_LIMIT:
                 cache.clear()  # most last components of names are met once: keep memory bounded
             run = [(w.lower(), self._stem_of(w.lower())) for w in _WORD.findall(identifier)]
-            found = cache[identifier] = tuple(t[0] for t in self._phrases(run, _NAME_STOPWORDS if name else _STOPWORDS, identifier=True))
+            found = cache[identifier] = tuple(t[0] for t in self._phrases(run, _NAME_STOPWORDS if name else self._stopwords, identifier=True))
         return found
 
     def _namespace(self, namespace: str) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..catalog.layout import CatalogPaths, discover_profiles, normalize_profile
 from ..errors import ErrorCode, LeanIndexError
@@ -38,12 +39,14 @@ from ..models import (
     SearchResponse,
     display_profile,
 )
-from .diff import DeclarationDiff, DiffRequest, diff_declarations
 from .inspect import exists as _exists
 from .inspect import inspect as _inspect
 from .inspect import inspect_many as _inspect_many
 from .loaded import LoadedCatalog
 from .search import search as _search
+
+if TYPE_CHECKING:  # a diff's code loads with its first call: a search never pays for it
+    from .diff import DeclarationDiff, DiffRequest
 
 __all__ = ["Engine"]
 
@@ -229,6 +232,8 @@ class Engine:
         whose catalogs are verified and leased for the call; see
         `leanindex.engine.diff.diff_declarations` for the rules, pages and errors (and, from
         here, `unknown_environment`, `catalog_unavailable`, `digest_mismatch`)."""
+        from .diff import diff_declarations
+
         with self.lease(request.older) as older, self.lease(request.newer) as newer:
             return diff_declarations(
                 (older.paths, older.manifest), (newer.paths, newer.manifest),
