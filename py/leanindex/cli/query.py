@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -270,19 +271,32 @@ def _ask(root: str, method: str, request: BaseModel) -> Any:
     `exists`: the `leanindex.Engine` method, and the `leanindex.tools` tool whose
     `client_method` it is): from the server at `$LEANINDEX_URL` when it is set (through
     `leanindex.Client`, token `$LEANINDEX_TOKEN`; its `LeanIndexError`s carry the server's
-    error object, `backend_error` when the server cannot be reached), else from the engine on
-    the catalogs under `root`. Raises `LeanIndexError` as that tool does."""
+    error object, `backend_error` when the server cannot be reached); else from a `leanindex
+    serve` announced in `root` (`service.announce`: it serves these very catalogs, already
+    verified, and accepts connections), else from the engine on the catalogs under `root`.
+    Raises `LeanIndexError` as that tool does."""
+    from ..service.announce import announced_server
+    from ..service.config import TOKEN_ENV
+
+    token = os.environ.get(TOKEN_ENV) or None
     url = os.environ.get(URL_ENV)
-    if not url:
-        return getattr(Engine(root), method)(request)
+    if url:
+        asked_server(url, URL_ENV)
+        return _ask_server(url, token, method, request)
+    announced = announced_server(Path(root).resolve(), token_available=token is not None)
+    if announced is not None:
+        return _ask_server(announced, token, method, request)
+    return getattr(Engine(root), method)(request)
+
+
+def _ask_server(url: str, token: str | None, method: str, request: BaseModel) -> Any:
+    """`request` asked of the server at `url` through `leanindex.Client`."""
     # The client and the tool table load every model of every tool: imported for this path only.
     from ..client import Client
-    from ..service.config import TOKEN_ENV
     from ..tools import TOOLS
 
     tool = next(spec.name for spec in TOOLS if spec.client_method == method)
-    asked_server(url, URL_ENV)
-    with Client(url, token=os.environ.get(TOKEN_ENV) or None) as client:
+    with Client(url, token=token) as client:
         return client.call(tool, **request.model_dump(exclude_none=True))
 
 

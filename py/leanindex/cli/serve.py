@@ -150,11 +150,10 @@ def serve(
     Checking (`POST /v1/check`, `lean.check`) is off unless --check PROFILE=PROJECT is given;
     with --ray, checks run on a Ray cluster's checker actors.
     """
-    import uvicorn
 
     from ..service.http import create_app
     from ..service.logs import configure_logging
-    from ..service.serving import server_config
+    from ..service.serving import AnnouncedServer, server_config
 
     configure_logging()
     try:
@@ -177,12 +176,14 @@ def serve(
     try:
         checker = open_checker(engine, check_profiles, check_repl, check_lake, check_workers, allow_unsafe_commands, **ray)
         app = create_app(engine, config, checker)
-        server = uvicorn.Server(server_config(app, config, port))
+        server = AnnouncedServer(server_config(app, config, port), engine.root, token_required=config.token is not None)
         try:
             server.run()
         except KeyboardInterrupt:
             # uvicorn re-raises the Ctrl-C it already answered with a graceful shutdown.
             pass
+        finally:
+            server.withdraw()
     finally:
         engine.close()
 

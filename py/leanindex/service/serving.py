@@ -14,12 +14,15 @@ uvicorn writes itself with the shared error object and the security headers.
 from __future__ import annotations
 
 import asyncio
+import socket
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ErrorCode, LeanIndexError
+from .announce import announce, withdraw
 from .config import ServiceConfig
 from .errorshape import SharedErrorHttpToolsProtocol, refusal
 
@@ -199,3 +202,31 @@ def server_config(app: ASGIApp, config: ServiceConfig, port: int) -> uvicorn.Con
         timeout_keep_alive=config.keep_alive_timeout_s,
         limit_concurrency=config.max_connections,
     )
+
+
+class AnnouncedServer(uvicorn.Server):
+    """uvicorn's server that announces itself in `root` once its socket is bound and withdraws
+    the announcement when it stops (`service.announce`), so CLI queries on the same root ask it."""
+
+    def __init__(self, config: uvicorn.Config, root: Path, token_required: bool):
+        super().__init__(config)
+        self.root = root
+        self.token_required = token_required
+        self.announcement: Path | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's start-up, then the announcement (the port is known only once bound)."""
+        await super().startup(sockets)
+        if self.started and self.servers and self.servers[0].sockets:
+            port = self.servers[0].sockets[0].getsockname()[1]
+            self.announcement = announce(self.root, self.config.host, port, self.token_required)
+
+    def withdraw(self) -> None:
+        """Remove the announcement (idempotent)."""
+        withdraw(self.announcement)
+        self.announcement = None
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Withdraw first, so no new command is sent here, then uvicorn's shutdown."""
+        self.withdraw()
+        await super().shutdown(sockets)
