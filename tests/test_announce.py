@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from service_support import build_sample, free_port, wait_until_serving
 
 from leanindex.cli import main
 from leanindex.service import announce
 from leanindex.service.announce import SERVING_FOLDER, announced_server
+from service_support import build_sample, free_port, wait_until_serving
 
 SEARCH = ["search", "-e", "SAMPLE", "--name-contains", "add_comm", "--json"]
 

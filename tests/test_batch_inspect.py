@@ -227,7 +227,7 @@ def test_exists_reads_no_record(engine: Engine, monkeypatch: pytest.MonkeyPatch)
     def no_record(*_: object) -> None:
         raise AssertionError("exists read a record")
 
-    monkeypatch.setattr(inspect_module, "_row_named", no_record)
+    monkeypatch.setattr(inspect_module, "_stored_row", no_record)
     names = sorted(BY_NAME)[:MAX_LOOKUP_NAMES]
     answer = engine.exists(ExistsRequest(environment="GAPPED", names=names))
     assert [(r.exists, r.kind, r.module) for r in answer.results] == [(True, BY_NAME[n]["kind"], BY_NAME[n]["module"]) for n in names]
@@ -241,7 +241,7 @@ def test_a_failure_that_is_not_the_names_own_fails_the_whole_call(engine: Engine
     def unavailable(*_: object) -> None:
         raise LeanIndexError(ErrorCode.CATALOG_UNAVAILABLE, "gone", {})
 
-    monkeypatch.setattr(inspect_module, "_row_named", unavailable)
+    monkeypatch.setattr(inspect_module, "_stored_row", unavailable)
     with pytest.raises(LeanIndexError) as failed:
         engine.inspect_many(InspectManyRequest(environment="GAPPED", names=["Zeta.nothing", sorted(BY_NAME)[0]]))
     assert failed.value.code is ErrorCode.CATALOG_UNAVAILABLE

@@ -4,7 +4,9 @@ Hypothesis generates small catalogs of Lean-like declarations (shallow and deep 
 components, `_private.<Module>.0.<name>`, internal names, unicode and `«»`-escaped components,
 random kinds, modules, type constants and flags), builds each through the real builder into a
 temporary root, and runs random queries through `Engine.search`, following every `next_cursor`
-to the end. The oracle below filters the generated records directly, in `Name.lt` order as
+to the end, with the search planner's thresholds drawn so that every path it can take (sorted
+positions or masks, binary searches or masks, names read or occurrences looked up, posting masks
+kept or not) answers. The oracle below filters the generated records directly, in `Name.lt` order as
 given by the transcription of Lean's `Name.cmp` in `lean_oracle.py`; it shares no code with the
 engine. It checks the results and their order, `stop_reason`, `completeness`, `next_cursor`,
 `total_matches`, `hidden_matches`, `match_reasons`, `unknown_constants` and the environment
@@ -24,7 +26,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from lean_oracle import lean_order_key
-from leanindex.engine import Engine, relevance
+from leanindex.catalog import index as index_module
+from leanindex.engine import Engine, filters, relevance
 from leanindex.models import SearchRequest
 from leanindex.names import format_name
 from streamkit import build, declaration, encode, footer, header
@@ -360,6 +363,31 @@ def catalog_lines(recs: list[dict[str, Any]]) -> list[bytes]:
     return [encode(header(modules)), *map(encode, recs), encode(footer(len(recs)))]
 
 
+# The search planner's thresholds (engine.filters, catalog.index): as shipped, and at the ends
+# that force one path each: every term answered as sorted positions (DENSE_FRACTION 0) with
+# name fragments probed by reading the candidates' names (NAME_PROBE_RATIO 0) and sorted lists
+# by binary search (PROBE_SEARCH_RATIO 0); sorted positions probed through masks, no posting
+# mask kept; every term answered as a mask (DENSE_FRACTION 10**9).
+SHIPPED_PLAN = {
+    "DENSE_FRACTION": filters.DENSE_FRACTION,
+    "PROBE_SEARCH_RATIO": filters.PROBE_SEARCH_RATIO,
+    "NAME_PROBE_RATIO": filters.NAME_PROBE_RATIO,
+    "KEPT_MASK_BYTES": index_module.KEPT_MASK_BYTES,
+}
+PLANS = [
+    SHIPPED_PLAN,
+    {**SHIPPED_PLAN, "DENSE_FRACTION": 0, "NAME_PROBE_RATIO": 0, "PROBE_SEARCH_RATIO": 0},
+    {**SHIPPED_PLAN, "DENSE_FRACTION": 0, "NAME_PROBE_RATIO": 10**9, "PROBE_SEARCH_RATIO": 10**9, "KEPT_MASK_BYTES": 0},
+    {**SHIPPED_PLAN, "DENSE_FRACTION": 10**9},
+]
+
+
+def use_plan(plan: dict[str, int]) -> None:
+    """Set the planner's thresholds (see `PLANS`)."""
+    for name, value in plan.items():
+        setattr(index_module if name == "KEPT_MASK_BYTES" else filters, name, value)
+
+
 @CATALOGS
 @given(st.data())
 def test_search_matches_the_oracle(data: st.DataObject) -> None:
@@ -371,12 +399,17 @@ def test_search_matches_the_oracle(data: st.DataObject) -> None:
             for _ in range(15):
                 query, prefixes = data.draw(queries(recs), label="query")
                 limits = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=4), label="limits")
-                check_query(engine, manifest.environment_digest, recs, query, prefixes, limits)
+                # Every path of the planner: sorted positions, masks, name reads, kept masks.
+                for plan in PLANS:
+                    use_plan(plan)
+                    check_query(engine, manifest.environment_digest, recs, query, prefixes, limits)
+                use_plan(data.draw(st.sampled_from(PLANS), label="plan"))
                 # Both ways of cutting a relevance page: partial selection and the key bitmap.
                 relevance._SELECT_AT_MOST = data.draw(st.sampled_from([0, 32_768]), label="select at most")
                 check_relevance(engine, recs, query, limits)
         finally:
             relevance._SELECT_AT_MOST = 32_768
+            use_plan(SHIPPED_PLAN)
             engine.close()
 
 

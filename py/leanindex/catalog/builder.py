@@ -54,6 +54,7 @@ from .manifest import (
     write_atomically,
 )
 from .stream import StreamSummary, read_stream
+from .text import write_text_index
 
 _SERVING_SCHEMA = pa.schema(
     [
@@ -350,14 +351,16 @@ def _write_database(build_dir: Path) -> None:
 
 
 def write_index_from(build_dir: Path) -> list[str]:
-    """Write the index arrays of the database in `build_dir`; drop the scratch file."""
+    """Write the index arrays of the database in `build_dir`, then the text index; drop the
+    scratch file. The text index is read after the database is closed and the other arrays are
+    freed: its worker processes are the build's largest, and nothing else is held meanwhile."""
     con = connect_duckdb(build_dir / DATABASE_FILE, read_only=True)
     try:
         files = write_index(con, build_dir)
     finally:
         con.close()
     (build_dir / "serving.parquet").unlink()
-    return files
+    return files + write_text_index(build_dir)
 
 
 def _manifest(

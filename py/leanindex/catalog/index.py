@@ -36,25 +36,47 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
 - `result_blocks.npy`, `result_block_starts.npy`, `result_row_offsets.npy`: the result fields
   of every record in compressed blocks (`catalog.rows`), so a page of scattered results is read
   without the database.
+- `record_blocks.npy`, `record_block_starts.npy`, `record_row_offsets.npy`, `name_hashes.npy`,
+  `name_hash_positions.npy`, `class_positions.npy`, `class_instance_counts.npy`: the rest of
+  every record, a name's position by hash and each class's instance count (`catalog.records`),
+  so inspect reads no database.
 - `text/`: the BM25 index over names, docstrings and types (`catalog.text`).
+
+Search also keeps a few arrays derived from these on first use (`SearchIndex._derived`): which
+positions are visible, have each kind, each flag (one byte per declaration each); and, within
+`KEPT_MASK_BYTES`, the masks of the posting lists and one-byte name fragments last used
+(`SearchIndex._kept_mask`), so filters that admit most of the catalog are intersected as masks
+without reading rows (`engine.search`).
 """
 
 from __future__ import annotations
 
 import bisect
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pydivsufsort
 
 from .ranking import write_ranking
+from .records import RECORD_ARRAYS, write_records
 from .rows import RESULT_ARRAYS, read_result_rows, write_result_rows
-from .text import TEXT_FILES, write_text_index
+from .text import TEXT_FILES
 
 INDEX_DIR = "index"
+#: How many bytes of masks over the catalog (one byte per declaration each) a catalog keeps for
+#: the posting lists and one-byte name fragments last used (`SearchIndex.posting_mask`,
+#: `byte_mask`): 40 masks at 800,000 declarations, 109 at Mathlib's 307,000. The masks of
+#: visibility, kinds and flags (a few, `SearchIndex._derived`) are kept besides.
+KEPT_MASK_BYTES = 32 * 2**20
+_KEPT_LOCK = threading.Lock()
 _ARRAYS = (
     "names",
     "name_starts",
@@ -83,6 +105,7 @@ _ARRAYS = (
     "uses",
     "static_rank",
     *RESULT_ARRAYS,
+    *RECORD_ARRAYS,
 )
 
 
@@ -144,11 +167,12 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     arrays["ns_pos"] = np.fromiter((p for _, p in keyed), dtype=np.int32, count=len(keyed))
     arrays.update(write_ranking(con, catalog_dir, np.diff(starts) - 1))
     arrays.update(write_result_rows(con))
+    arrays.update(write_records(con, text, starts))
     written = []
     for name in _ARRAYS:
         np.save(out / f"{name}.npy", arrays[name], allow_pickle=False)
         written.append(f"{INDEX_DIR}/{name}.npy")
-    return written + write_text_index(catalog_dir)
+    return written
 
 
 def unique_positions(positions: np.ndarray, size: int) -> np.ndarray:
@@ -225,6 +249,13 @@ class SearchIndex:
     result_blocks: np.ndarray
     result_block_starts: np.ndarray
     result_row_offsets: np.ndarray
+    record_blocks: np.ndarray
+    record_block_starts: np.ndarray
+    record_row_offsets: np.ndarray
+    name_hashes: np.ndarray
+    name_hash_positions: np.ndarray
+    class_positions: np.ndarray
+    class_instance_counts: np.ndarray
 
     @classmethod
     def load(cls, catalog_dir: Path) -> SearchIndex:
@@ -260,15 +291,15 @@ class SearchIndex:
         found = self.occurrences(pattern, case_sensitive)
         return unique_positions(found.owners, self.size) if len(found.owners) else np.empty(0, dtype=np.int64)
 
-    def occurrences(self, pattern: str, case_sensitive: bool = True) -> Occurrences:
+    def occurrences(self, pattern: str, case_sensitive: bool = True, places: tuple[int, int] | None = None) -> Occurrences:
         """Every occurrence of `pattern` (non-empty, without NUL) in the printed names, as one
         range of the suffix array (`name_sa`, or `name_sa_folded` with `case_sensitive=False`):
-        two binary searches, then one for the occurrences that end their name (see
-        `Occurrences`)."""
+        two binary searches (none when `places` gives the range, as `suffix_range` returned
+        it), then one within it for the occurrences that end their name (see `Occurrences`)."""
         needle = pattern.encode() if case_sensitive else pattern.encode().lower()
         sa, text = (self.name_sa, self.names) if case_sensitive else (self.name_sa_folded, self.names_folded)
         before = self.name_sa_before if case_sensitive else self.name_sa_folded_before
-        start, stop = _suffix_range(sa, text, needle, 0, len(sa))
+        start, stop = places if places is not None else _suffix_range(sa, text, needle, 0, len(sa))
         ending = _suffix_range(sa, text, needle + b"\x00", start, stop)[1]
         return Occurrences(ending - start, self.name_owner[sa[start:stop]], before[start:stop])
 
@@ -289,13 +320,22 @@ class SearchIndex:
     def positions_with_constant(self, constant_id: int, where: str = "type") -> np.ndarray:
         """Sorted positions whose type (`where="type"`), conclusion (`"conclusion"`) or value
         (`"value"`) mentions constant `constant_id`."""
+        return np.asarray(self.posting_list(constant_id, where), dtype=np.int64)
+
+    def posting_list(self, constant_id: int, where: str = "type") -> np.ndarray:
+        """`positions_with_constant` as stored (int32, a view of the memory map: no copy)."""
         prefix = "" if where == "type" else f"{where}_"
         offsets, postings = getattr(self, f"{prefix}postings_offsets"), getattr(self, f"{prefix}postings")
-        lo, hi = int(offsets[constant_id]), int(offsets[constant_id + 1])
-        return np.asarray(postings[lo:hi], dtype=np.int64)
+        return postings[int(offsets[constant_id]) : int(offsets[constant_id + 1])]
 
     def positions_in_namespace(self, key: str) -> np.ndarray:
         """Sorted positions strictly inside the namespace whose `namespace_key` is `key`."""
+        lo, hi = self.namespace_range(key)
+        return unique_positions(np.asarray(self.ns_pos[lo:hi]), self.size)
+
+    def namespace_range(self, key: str) -> tuple[int, int]:
+        """The places `lo <= i < hi` of `ns_pos` (unsorted positions) strictly inside the
+        namespace whose `namespace_key` is `key`: two binary searches, nothing read but keys."""
         starts, text = self.ns_key_starts, self.ns_keys
         probe = range(len(starts) - 1)
 
@@ -304,4 +344,117 @@ class SearchIndex:
 
         lo = bisect.bisect_left(probe, (key + "n").encode(), key=key_at)
         hi = bisect.bisect_left(probe, (key + "t").encode(), lo=lo, key=key_at)
-        return unique_positions(np.asarray(self.ns_pos[lo:hi]), self.size)
+        return lo, hi
+
+    def suffix_range(self, pattern: str, case_sensitive: bool = True) -> tuple[int, int]:
+        """The suffix-array places `start <= i < stop` of the occurrences of `pattern` (non-empty,
+        without NUL) in the names (folded names with `case_sensitive=False`): `stop - start` is
+        how many occurrences there are, an upper bound on the names containing it."""
+        needle = pattern.encode() if case_sensitive else pattern.encode().lower()
+        sa, text = (self.name_sa, self.names) if case_sensitive else (self.name_sa_folded, self.names_folded)
+        return _suffix_range(sa, text, needle, 0, len(sa))
+
+    def _derived(self, key: object, build: Callable[[], np.ndarray]) -> np.ndarray:
+        """An array derived from the verified ones, built on first use and kept (in the
+        instance, as `static_order`): two threads may both build it, to the same value."""
+        cache = self.__dict__.setdefault("_derived_cache", {})
+        found = cache.get(key)
+        if found is None:
+            found = build()
+            found.flags.writeable = False
+            cache[key] = found
+        return found
+
+    def _kept_mask(self, key: object, build: Callable[[], np.ndarray]) -> np.ndarray:
+        """A bool mask over the catalog built by `build`, kept while the most recently used such
+        masks fit in `KEPT_MASK_BYTES` (least recently used dropped first)."""
+        with _KEPT_LOCK:
+            kept = self.__dict__.setdefault("_kept_masks", OrderedDict())
+            found = kept.get(key)
+            if found is not None:
+                kept.move_to_end(key)
+                return found
+        mask = build()
+        mask.flags.writeable = False
+        with _KEPT_LOCK:
+            kept[key] = mask
+            while kept and sum(m.nbytes for m in kept.values()) > KEPT_MASK_BYTES:
+                kept.popitem(last=False)
+        return mask
+
+    def mask_kept(self, key: object) -> bool:
+        """True when the mask of `key` (`("posting", constant_id, where)` or `("byte", byte,
+        case_sensitive)`) is kept: reading it costs a gather, not a build."""
+        return key in self.__dict__.get("_kept_masks", {})
+
+    def kept_mask_bytes(self) -> int:
+        """Bytes held by every mask this index keeps (`_kept_mask` and `_derived` alike)."""
+        kept = list(self.__dict__.get("_kept_masks", {}).values()) + list(self.__dict__.get("_derived_cache", {}).values())
+        return int(sum(m.nbytes for m in kept))
+
+    def posting_mask(self, constant_id: int, where: str = "type") -> np.ndarray:
+        """Which positions `posting_list(constant_id, where)` holds (bool), kept among the masks
+        last used (`KEPT_MASK_BYTES`): for the most common constants, scattering the list costs
+        a hundred times more than the AND of two masks."""
+
+        def build() -> np.ndarray:
+            mask = np.zeros(self.size, dtype=bool)
+            mask[self.posting_list(constant_id, where)] = True
+            return mask
+
+        return self._kept_mask(("posting", constant_id, where), build)
+
+    def visible_mask(self) -> np.ndarray:
+        """Which positions are visible (bool, one per declaration: not `hidden`), kept."""
+        return self._derived("visible", lambda: ~np.asarray(self.hidden, dtype=bool))
+
+    def kind_counts(self) -> np.ndarray:
+        """How many declarations have each kind code (int64, one per `records.KIND_ORDER`
+        entry that occurs, at least up to the largest code present), kept."""
+        return self._derived("kind_counts", lambda: np.bincount(np.asarray(self.kind)))
+
+    def kind_mask(self, code: int) -> np.ndarray:
+        """Which positions have kind code `code` (bool), kept."""
+        return self._derived(("kind", code), lambda: np.asarray(self.kind) == code)
+
+    def flag_mask(self, bit: int) -> np.ndarray:
+        """Which positions have flag bit `bit` set (bool), kept."""
+        return self._derived(("flag", bit), lambda: (np.asarray(self.flags) & (1 << bit)) != 0)
+
+    def flag_count(self, bit: int) -> int:
+        """How many declarations have flag bit `bit` set."""
+        return int(self._derived(("flag_count", bit), lambda: np.array(np.count_nonzero(self.flag_mask(bit))))[()])
+
+    def byte_mask(self, byte: int, case_sensitive: bool = True) -> np.ndarray:
+        """Which positions' printed names contain byte `byte` (1-255; bool; with
+        `case_sensitive=False` in the folded names, `byte` being lower case), kept among the
+        masks last used (`KEPT_MASK_BYTES`): a one-byte fragment occurs in most names, where
+        finding the owner of every occurrence (random reads into `name_owner`) costs more than
+        one sequential pass over the names, which this is: each name's bytes with the NUL that
+        ends it, OR-reduced."""
+
+        def build() -> np.ndarray:
+            if not self.size:
+                return np.zeros(0, dtype=bool)
+            text = self.names if case_sensitive else self.names_folded
+            return np.logical_or.reduceat(np.asarray(text) == byte, np.asarray(self.name_starts[:-1]))
+
+        return self._kept_mask(("byte", byte, case_sensitive), build)
+
+    def names_contain(self, positions: np.ndarray, pattern: str, case_sensitive: bool = True) -> np.ndarray:
+        """For each of `positions`, whether its printed name contains `pattern` (bool; with
+        `case_sensitive=False` ASCII letters match in either case): the names of those
+        positions alone are searched (pyarrow over the names array, no copy of the names), so
+        the cost follows `len(positions)`, not how often `pattern` occurs in the catalog."""
+        if not len(positions):
+            return np.zeros(0, dtype=bool)
+        key = "names_arrow" if case_sensitive else "names_folded_arrow"
+        table = self.__dict__.get(key)
+        if table is None:
+            text = self.names if case_sensitive else self.names_folded
+            # Name i is bytes name_starts[i]..name_starts[i+1]: itself and the NUL after it.
+            table = pa.Array.from_buffers(pa.large_binary(), self.size, [None, pa.py_buffer(np.ascontiguousarray(self.name_starts)), pa.py_buffer(np.ascontiguousarray(text))])
+            self.__dict__[key] = table
+        needle = pattern if case_sensitive else pattern.encode().lower().decode()
+        found = pc.match_substring(table.take(pa.array(np.asarray(positions, dtype=np.int64))), needle)
+        return found.to_numpy(zero_copy_only=False)

@@ -10,16 +10,20 @@ fails the call. Close names (`not_found`'s and `not_recorded`'s `suggestions`, a
 (`suggest.NameTable.suggest`: the names it ends, then those of its namespace close to it or
 sharing its first word, then the last components within a small edit distance elsewhere; about
 a millisecond a name once the catalog's name table is built).
+
+Nothing is read from the database: a name's position comes from the index's name hashes, its
+record from the result blocks and the record blocks (`catalog.records`), its instance count
+from the index's class arrays.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from ..catalog.records import find_name, read_record
 from ..errors import ErrorCode, LeanIndexError
 from ..models import (
     INSPECT_RECORD_FIELDS,
@@ -63,8 +67,8 @@ def inspect(catalog: LoadedCatalog, request: InspectRequest) -> InspectResponse:
     modules the catalog lacks, which could declare it; empty for a catalog without gaps) when it
     is not in the catalog otherwise; `invalid_request` when it cannot be read as a name.
     """
-    found = _resolved(catalog, request.declaration_name, "declaration_name", lambda name: _row_named(catalog, name), _batch_suggestions(catalog))
-    return _answer(catalog, found)
+    position = _resolved(catalog, request.declaration_name, "declaration_name", lambda name: _position(catalog, name), _batch_suggestions(catalog))
+    return _answer(catalog, position)
 
 
 def inspect_many(catalog: LoadedCatalog, request: InspectManyRequest) -> InspectManyResponse:
@@ -76,18 +80,18 @@ def inspect_many(catalog: LoadedCatalog, request: InspectManyRequest) -> Inspect
     results = []
     for name in request.names:
         try:
-            row = _resolved(catalog, name, "names", lambda text: _row_named(catalog, text), _batch_suggestions(catalog))
+            position = _resolved(catalog, name, "names", lambda text: _position(catalog, text), _batch_suggestions(catalog))
         except LeanIndexError as error:
             results.append(InspectManyResult(name=name, error=_per_name(error).body(), closest=_closest(catalog, name, error)))
             continue
-        results.append(InspectManyResult(name=name, response=_answer(catalog, row)))
+        results.append(InspectManyResult(name=name, response=_answer(catalog, position)))
     return InspectManyResponse(**_summary(catalog, [r.error.code if r.error else None for r in results]), results=results)
 
 
 def exists(catalog: LoadedCatalog, request: ExistsRequest) -> ExistsResponse:
     """Whether each name of `request.names` is a declaration of the catalog, in order, by the
-    rule of `inspect` but read from the name index (`SearchIndex.position_of`, then the kind and
-    module arrays; no record is read): `exists`, `kind` and `module` for a found name; else
+    rule of `inspect` but read from the name index (`_position`, then the kind and module
+    arrays; no record is read): `exists`, `kind` and `module` for a found name; else
     `error_code` (`not_found`, `missing_module` with the lacking module as `module`, or
     `invalid_request`) and the `closest` names `inspect_many` gives. Raises any other
     `LeanIndexError` for the whole call."""
@@ -95,7 +99,7 @@ def exists(catalog: LoadedCatalog, request: ExistsRequest) -> ExistsResponse:
     results = []
     for name in request.names:
         try:
-            position = _resolved(catalog, name, "names", index.position_of, _batch_suggestions(catalog))
+            position = _resolved(catalog, name, "names", lambda text: _position(catalog, text), _batch_suggestions(catalog))
         except LeanIndexError as error:
             code = _per_name(error).code
             module = error.details.get("module") if code is ErrorCode.MISSING_MODULE else None
@@ -146,15 +150,16 @@ def _resolved(catalog: LoadedCatalog, name: str, field: str, find: Callable[[str
     )
 
 
-def _answer(catalog: LoadedCatalog, row: dict[str, Any]) -> InspectResponse:
-    """The inspect answer of a stored record (`_decoded_row`)."""
+def _answer(catalog: LoadedCatalog, position: int) -> InspectResponse:
+    """The inspect answer of the declaration at `position` (`_stored_row`)."""
+    row = _stored_row(catalog, position)
     return InspectResponse(
         **catalog.identity().model_dump(),
         # An optional field the stored line leaves out has the record model's default.
         **{name: row.get(name, DeclarationRecord.model_fields[name].get_default()) for name in INSPECT_RECORD_FIELDS},
         namespace=row["namespace"],
         flags=DeclarationFlags(**{flag: row.get(flag, False) for flag in FLAG_FIELDS}),
-        **_dependencies(catalog, row),
+        **_dependencies(catalog, position, row),
     )
 
 
@@ -250,7 +255,7 @@ def _refuse_unrecorded(catalog: LoadedCatalog, given: str, canonical: str, sugge
         )
 
 
-def _dependencies(catalog: LoadedCatalog, row: dict[str, Any]) -> dict[str, Any]:
+def _dependencies(catalog: LoadedCatalog, position: int, row: dict[str, Any]) -> dict[str, Any]:
     """`uses` (type and value constants, sorted), `used_by_count` (declarations whose value
     uses this one) and, for a class, `instance_count` (the instances the instance table lists
     for it; without that table, the instances whose conclusion's head it is); each null when
@@ -261,7 +266,7 @@ def _dependencies(catalog: LoadedCatalog, row: dict[str, Any]) -> dict[str, Any]
     recorded = catalog.values_recorded()
     instance_count = None
     if row.get("is_class") and catalog.instances_recorded():
-        instance_count = len(catalog.instance_positions(row["name"]))
+        instance_count = catalog.instance_count(position)
     elif row.get("is_class") and catalog.conclusions_recorded():
         instance_count = 0
         if constant_id is not None:
@@ -274,19 +279,19 @@ def _dependencies(catalog: LoadedCatalog, row: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def _row_named(catalog: LoadedCatalog, name: str) -> dict[str, Any] | None:
-    cur = catalog.cursor()
-    try:
-        cur.execute("SELECT record FROM declarations WHERE name = ?", [name])
-        row = cur.fetchone()
-        return _decoded_row(row[0]) if row is not None else None
-    finally:
-        cur.close()
+def _position(catalog: LoadedCatalog, name: str) -> int | None:
+    """The position of the declaration printed exactly `name`, or None (`records.find_name`)."""
+    index = catalog.index
+    return find_name(index.name_hashes, index.name_hash_positions, index.names, index.name_starts, name)
 
 
-def _decoded_row(record: str) -> dict[str, Any]:
-    """A stored record (the validated stream line) with its namespace; the builder checked
-    that the name reads back to exactly the record's components."""
-    row = json.loads(record)
+def _stored_row(catalog: LoadedCatalog, position: int) -> dict[str, Any]:
+    """The stored record at `position` (a valid position) as `{field: value}`: the result
+    fields (`rows.RESULT_FIELDS`) and the rest of the record line (`records.read_record`; a
+    field the line lacks is absent), with its namespace. The builder checked that the name
+    reads back to exactly the record's components."""
+    index = catalog.index
+    row = index.result_rows(np.array([position], dtype=np.int64))[position]
+    row.update(read_record(index.record_blocks, index.record_block_starts, index.record_row_offsets, position))
     row["namespace"] = printed_namespace(row["name"], row["components"])
     return row
