@@ -126,3 +126,21 @@ def test_an_unwritable_record_folder_still_verifies(root: Path, hashed: list[lis
     open_once(root)
     open_once(root)
     assert len(hashed[0]) == len(hashed[1]) > 0
+
+
+def test_a_catalog_of_an_earlier_layout_is_told_to_rebuild(root: Path) -> None:
+    """A manifest that lacks a file this version's layout has (a catalog built before the file
+    existed) is refused with the way out: build it again."""
+    from leanindex.catalog.manifest import read_manifest
+    from leanindex.catalog.verify import _check_whole
+
+    paths = CatalogPaths.of(root, "sample")
+    manifest = read_manifest(paths.served_manifest)
+    files = {k: v for k, v in manifest.catalog.files.items() if k != "index/kind.npy"}
+    earlier = manifest.model_copy(update={"catalog": manifest.catalog.model_copy(update={"files": files})})
+    with pytest.raises(LeanIndexError) as raised:
+        _check_whole(paths, earlier)
+    assert raised.value.code is ErrorCode.DIGEST_MISMATCH
+    assert raised.value.details["unlisted"] == ["index/kind.npy"]
+    assert "build it again with this version" in raised.value.message
+    assert raised.value.details["builder_version"] == manifest.catalog.builder_version

@@ -208,11 +208,16 @@ def _check_whole(paths: CatalogPaths, manifest: Manifest) -> None:
     if missing or files.get(DECLARATIONS_FILE) != manifest.catalog.declarations_parquet_sha256 or files.get(
         DATABASE_FILE
     ) != manifest.catalog.catalog_duckdb_sha256:
+        # A catalog built before a file was added to the layout lacks it too: say how to rebuild.
+        rebuild = (
+            f"; a catalog built by an earlier leanindex (this one was built by {manifest.catalog.builder_version}) lacks them:"
+            " build it again with this version (`leanindex catalog build` or `import-docgen`; `leanindex demo` for the embedded core)"
+        )
         raise LeanIndexError(
             ErrorCode.DIGEST_MISMATCH,
             f"{about} does not describe a whole catalog"
-            + (f" (files not listed: {', '.join(missing)})" if missing else " (its digests disagree)"),
-            {"profile": paths.profile, "unlisted": missing},
+            + (f" (files not listed: {', '.join(missing)}){rebuild}" if missing else " (its digests disagree)"),
+            {"profile": paths.profile, "unlisted": missing, "builder_version": manifest.catalog.builder_version},
         )
 
 
