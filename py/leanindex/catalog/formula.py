@@ -39,7 +39,10 @@ VARIABLE = re.compile(r"[^\W\d_][0-9₀-₉']*|u_[0-9]+")
 IDENT = _IDENT
 # The names a binder group or a binding symbol binds: `(a b : G)`, `{p : ℕ}`, `∀ n m,`,
 # `fun x =>`, `∃ x ∈ s,`, `∑ i ∈ range n,`.
-_BINDERS = re.compile(r"(?:[({⦃\[]|∀|∃!?|fun|λ|∑|∏|⋃|⋂|⨆|⨅)\s*((?:" + _IDENT + r"\s+)*" + _IDENT + r")\s*(?::|,|=>|↦|∈)")
+# Possessive repeats (`*+`): no terminator can follow a part of an identifier or of the list, so
+# giving characters back never finds a match, and not trying halves the time of a catalog's scan.
+_IDENT_POSSESSIVE = _IDENT.replace("*", "*+")
+_BINDERS = re.compile(r"(?:[({⦃\[]|∀|∃!?|fun|λ|∑|∏|⋃|⋂|⨆|⨅)\s*(" + _IDENT_POSSESSIVE + r"(?:\s+" + _IDENT_POSSESSIVE + r")*+)\s*(?::|,|=>|↦|∈)")
 
 
 def binder_names(signature: str) -> set[str]:
@@ -104,8 +107,13 @@ def _plain(text: str) -> str:
 MULTI_SYMBOLS: dict[str, str] = {
     symbol: chr(0xE000 + i) for i, symbol in enumerate(sorted({s for e in ENTRIES for s in e.symbols if len(s) > 1 or re.match(r"\w", s) and not s.isascii()}))
 }
-# Longest first, so `⁻¹'` is read before `⁻¹`.
-_MULTI_ORDER = tuple((s, MULTI_SYMBOLS[s]) for s in sorted(MULTI_SYMBOLS, key=len, reverse=True))
+# Longest first, so `⁻¹'` is read before `⁻¹`: one pass over a text finds every one.
+_MULTI_PATTERN = re.compile("|".join(re.escape(s) for s in sorted(MULTI_SYMBOLS, key=len, reverse=True)))
+
+
+def _placeholder(match: re.Match[str]) -> str:
+    return MULTI_SYMBOLS[match.group()]
+
 
 Scanned = list[str]
 """A text's tokens in order: identifiers, numbers and one-character symbols (plain strings:
@@ -125,11 +133,10 @@ def is_ident(token: str) -> bool:
 
 
 def scan(text: str) -> Scanned:
-    """The tokens of a printed type or a plain formula (`_plain` first for a query)."""
-    for symbol, placeholder in _MULTI_ORDER:
-        if symbol in text:
-            text = text.replace(symbol, placeholder)
-    return _TOKEN.findall(text)
+    """The tokens of a printed type or a plain formula (`_plain` first for a query), each symbol
+    of `MULTI_SYMBOLS` read as its placeholder: left to right, the longest one starting at each
+    position (`∃!=` is `∃!` then `=`)."""
+    return _TOKEN.findall(_MULTI_PATTERN.sub(_placeholder, text))
 
 
 def _parts(tokens: Scanned) -> tuple[list[Scanned], Scanned]:
