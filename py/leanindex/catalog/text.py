@@ -39,7 +39,7 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -431,6 +431,11 @@ def _read_part(parquet_path: Path, row_groups: list[int], first: int) -> _Part:
     number = vocabulary.setdefault
     part = _Part([], {f: array("i") for f in FIELDS}, {f: array("i") for f in FIELDS}, {f: array("B") for f in COUNT_FILES}, array("Q"), array("i"), array("B"))
     position = first
+    known_id = vocabulary.get
+    # The part's arrays as locals: this loop runs once per declaration.
+    outputs = [(field, part.ids[field], part.lengths[field]) for field in FIELDS]
+    count_outputs = [(field, part.counts[field]) for field in COUNT_FILES]
+    keys_out, key_positions, secondary = part.formula_keys, part.formula_positions, part.secondary
     parquet = pq.ParquetFile(parquet_path)
     # Small batches: a batch's texts are Python strings while it is read.
     for batch in parquet.iter_batches(columns=["name", "doc", "type"], row_groups=row_groups, batch_size=8_192):
@@ -439,18 +444,18 @@ def _read_part(parquet_path: Path, row_groups: list[int], first: int) -> _Part:
             bound = binder_names(t)
             scanned = formula.scan(t)
             for key in formula.keys(scanned, bound).values():
-                part.formula_keys.append(key)
-                part.formula_positions.append(position)
-            part.secondary.append(bool(_SECONDARY.search(t) or _SECONDARY.search(n.rpartition(".")[2])))
+                keys_out.append(key)
+                key_positions.append(position)
+            secondary.append(bool(_SECONDARY.search(t) or _SECONDARY.search(n.rpartition(".")[2])))
             fields = words.declaration(n, d, t, scanned, bound)
-            for field in FIELDS:
-                known = [vocabulary.get(word, -1) for word in fields[field]]
-                if -1 in known:
-                    known = [number(word, len(vocabulary)) for word in fields[field]]
-                part.ids[field].extend(known)
-                part.lengths[field].append(len(known))
-            for field in COUNT_FILES:
-                part.counts[field].append(min(len(set(fields[field])), 255))
+            for field, ids, lengths in outputs:
+                read = fields[field]
+                found = list(map(known_id, read))
+                known = [number(word, len(vocabulary)) for word in read] if None in found else cast("list[int]", found)
+                ids.extend(known)
+                lengths.append(len(known))
+            for field, counts in count_outputs:
+                counts.append(min(len(set(fields[field])), 255))
             position += 1
     part.vocabulary = list(vocabulary)
     return part
