@@ -264,11 +264,7 @@ def _instance_classes(catalog, queries: int) -> list[str]:
     (conclusion heads in general are mostly no classes: `Eq`, `LE.le`)."""
     index = catalog.index
     if catalog.instances_recorded():
-        cursor = catalog.cursor()
-        try:
-            counts = instance_counts(cursor)
-        finally:
-            cursor.close()
+        counts = instance_counts(index)
         ranked = sorted(counts, key=lambda name: -counts[name])[:200]
     else:
         head = np.asarray(index.head)

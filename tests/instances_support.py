@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from leanindex.catalog.index import SearchIndex, joined_strings
 from leanindex.catalog.instances import instance_counts, instance_positions
-from leanindex.catalog.layout import CatalogPaths, connect_duckdb
+from leanindex.catalog.layout import CatalogPaths
 from realdata_support import archive_documents
 
 
@@ -22,13 +23,7 @@ def archive_instance_table(archive: Path) -> dict[str, set[str]]:
 
 def catalog_instance_table(root: Path, profile: str) -> dict[str, set[str]]:
     """Class name -> the names of its instances, as the catalog's accessors
-    (`catalog.instances`) give them, class by class."""
-    con = connect_duckdb(CatalogPaths.of(root, profile).database, read_only=True)
-    try:
-        names = dict(con.execute("SELECT pos, name FROM declarations").fetchall())
-        return {
-            cls: {names[int(pos)] for pos in instance_positions(con, cls)}
-            for cls in instance_counts(con)
-        }
-    finally:
-        con.close()
+    (`catalog.instances`) give them from its index, class by class."""
+    index = SearchIndex.load(CatalogPaths.of(root, profile).catalog_dir)
+    names = joined_strings(index.names, index.name_starts)
+    return {cls: {names[int(pos)] for pos in instance_positions(index, cls)} for cls in instance_counts(index)}

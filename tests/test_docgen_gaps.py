@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from leanindex.catalog.builder import build_catalog
+from leanindex.catalog.index import SearchIndex, joined_strings
 from leanindex.catalog.instances import instance_counts, instance_positions, instances_recorded
-from leanindex.catalog.layout import CatalogPaths, connect_duckdb
+from leanindex.catalog.layout import CatalogPaths
 from leanindex.catalog.manifest import (
     BlindSpot,
     CatalogGaps,
@@ -31,7 +32,6 @@ from leanindex.docgen.gaps import BIG_OPERATORS, blind_spots
 from leanindex.errors import ErrorCode, LeanIndexError
 from leanindex.models import SEARCH_FLAGS
 from leanindex.records import FLAG_FIELDS, Kind
-
 from streamkit import declaration as stream_declaration
 from streamkit import stream
 
@@ -128,17 +128,14 @@ def test_absent_facts_of_docgen_are_hidden_recursors_and_deprecation(tmp_path: P
 def test_the_instance_table_gives_each_instance_its_class(tmp_path: Path) -> None:
     root = tmp_path / "root"
     import_docgen(project(tmp_path / "docs"), root, "p")
-    con = connect_duckdb(CatalogPaths.of(root, "p").database, read_only=True)
-    try:
-        assert instances_recorded(con)
-        assert instance_counts(con) == {"Decidable": 2, "Pkg.Cls": 1}
-        names = dict(con.execute("SELECT pos, name FROM declarations").fetchall())
-        assert [names[int(p)] for p in instance_positions(con, "Decidable")] == ["instDecEq", "Pkg.inst"]
-        # `Pkg.inst2`'s signature links `Decidable`, but the table says `Pkg.Cls`.
-        assert [names[int(p)] for p in instance_positions(con, "Pkg.Cls")] == ["Pkg.inst2"]
-        assert len(instance_positions(con, "Nowhere")) == 0
-    finally:
-        con.close()
+    index = SearchIndex.load(CatalogPaths.of(root, "p").catalog_dir)
+    assert instances_recorded(index)
+    assert instance_counts(index) == {"Decidable": 2, "Pkg.Cls": 1}
+    names = joined_strings(index.names, index.name_starts)
+    assert [names[int(p)] for p in instance_positions(index, "Decidable")] == ["instDecEq", "Pkg.inst"]
+    # `Pkg.inst2`'s signature links `Decidable`, but the table says `Pkg.Cls`.
+    assert [names[int(p)] for p in instance_positions(index, "Pkg.Cls")] == ["Pkg.inst2"]
+    assert len(instance_positions(index, "Nowhere")) == 0
 
 
 @pytest.mark.parametrize(
@@ -161,11 +158,7 @@ def test_an_instance_without_a_table_entry_is_not_recorded(tmp_path: Path) -> No
     write(docs, "Init.Core", [decl("instDecEq", "instance")])
     root = tmp_path / "root"
     import_docgen(docs, root, "p")
-    con = connect_duckdb(CatalogPaths.of(root, "p").database, read_only=True)
-    try:
-        assert not instances_recorded(con)
-    finally:
-        con.close()
+    assert not instances_recorded(SearchIndex.load(CatalogPaths.of(root, "p").catalog_dir))
 
 
 def test_a_stream_refuses_an_instance_class_on_a_non_instance(tmp_path: Path) -> None:

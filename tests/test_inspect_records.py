@@ -9,13 +9,13 @@ import os
 import random
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embedded_support import DemoRun
-from leanindex.catalog.instances import instance_positions, instances_recorded
 from leanindex.catalog.layout import CatalogPaths, connect_duckdb
 from leanindex.catalog.records import RECORD_ARRAYS, find_name, name_hash, write_records
 from leanindex.catalog.verify import verify_catalog
@@ -30,19 +30,16 @@ from leanindex.sample import sample_stream_path
 from streamkit import build
 
 
-def _database_answer(catalog: LoadedCatalog, name: str, found: InspectResponse) -> InspectResponse:
-    """The answer as built from the database's stored line (`SELECT record ... WHERE name = ?`)
-    and its instance table; `uses` and `used_by_count` (index postings, unchanged) are taken
-    from `found`."""
-    cur = catalog.cursor()
-    try:
-        [(line,)] = cur.execute("SELECT record FROM declarations WHERE name = ?", [name]).fetchall()
-        row = json.loads(line)
-        instance_count = found.instance_count
-        if row.get("is_class") and instances_recorded(cur):
-            instance_count = len(instance_positions(cur, name))
-    finally:
-        cur.close()
+def _database_answer(con: duckdb.DuckDBPyConnection, catalog: LoadedCatalog, name: str, found: InspectResponse) -> InspectResponse:
+    """The answer as built from the catalog database's (`con`) stored line (`SELECT record ...
+    WHERE name = ?`) and its instance table; `uses` and `used_by_count` (index postings,
+    unchanged) are taken from `found`."""
+    [(line,)] = con.execute("SELECT record FROM declarations WHERE name = ?", [name]).fetchall()
+    row = json.loads(line)
+    instance_count = found.instance_count
+    [(unrecorded,)] = con.execute("SELECT count(*) FROM instances WHERE class_name IS NULL").fetchall()
+    if row.get("is_class") and unrecorded == 0:
+        [(instance_count,)] = con.execute("SELECT count(*) FROM instances WHERE class_name = ?", [name]).fetchall()
     return InspectResponse(
         **catalog.identity().model_dump(),
         **{field: row.get(field, DeclarationRecord.model_fields[field].get_default()) for field in INSPECT_RECORD_FIELDS},
@@ -56,9 +53,13 @@ def _database_answer(catalog: LoadedCatalog, name: str, found: InspectResponse) 
 
 def _assert_answers_match_database(engine: Engine, profile: str, names: list[str]) -> None:
     catalog = engine.catalog(profile)
-    for name in names:
-        found = engine.inspect(InspectRequest(environment=profile, declaration_name=name))
-        assert found.model_dump_json() == _database_answer(catalog, name, found).model_dump_json(), name
+    con = connect_duckdb(catalog.paths.database, read_only=True)
+    try:
+        for name in names:
+            found = engine.inspect(InspectRequest(environment=profile, declaration_name=name))
+            assert found.model_dump_json() == _database_answer(con, catalog, name, found).model_dump_json(), name
+    finally:
+        con.close()
     for first in range(0, len(names), 100):
         batch = names[first : first + 100]
         many = engine.inspect_many(InspectManyRequest(environment=profile, names=batch))
@@ -86,11 +87,11 @@ def test_core_declarations_answer_as_their_stored_lines(embedded_demo: DemoRun) 
         catalog = engine.catalog(EMBEDDED_PROFILE)
         names = catalog.all_names()
         rng = random.Random(31)
-        cur = catalog.cursor()
+        con = connect_duckdb(catalog.paths.database, read_only=True)
         try:
-            classes = [name for (name,) in cur.execute("SELECT name FROM declarations WHERE record->>'is_class' = 'true'").fetchall()]
+            classes = [name for (name,) in con.execute("SELECT name FROM declarations WHERE record->>'is_class' = 'true'").fetchall()]
         finally:
-            cur.close()
+            con.close()
         assert classes and catalog.instances_recorded()
         # Every class (instance counts from the index) and 1,500 random names.
         picked = sorted({*classes, *rng.sample(names, 1500)})

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from leanindex.catalog.instances import instances_recorded
-from leanindex.catalog.layout import CatalogPaths, connect_duckdb
-from leanindex.embedded import EMBEDDED_PROFILE, embedded_archive
-
 from embedded_support import DemoRun
 from instances_support import archive_instance_table, catalog_instance_table
+from leanindex.catalog.index import SearchIndex
+from leanindex.catalog.instances import instances_recorded
+from leanindex.catalog.layout import CatalogPaths
+from leanindex.embedded import EMBEDDED_PROFILE, embedded_archive
 from realdata_support import CORE_ARCHIVE, realdata_path
 
 pytestmark = pytest.mark.realdata
@@ -26,8 +26,4 @@ def test_every_class_has_exactly_the_instances_of_docgens_table(embedded_demo: D
     assert (len(table), sum(map(len, table.values()))) == (422, 7977)
     assert catalog_instance_table(embedded_demo.root, EMBEDDED_PROFILE) == table
     assert len(table["Decidable"]) == 435
-    con = connect_duckdb(CatalogPaths.of(embedded_demo.root, EMBEDDED_PROFILE).database, read_only=True)
-    try:
-        assert instances_recorded(con)
-    finally:
-        con.close()
+    assert instances_recorded(SearchIndex.load(CatalogPaths.of(embedded_demo.root, EMBEDDED_PROFILE).catalog_dir))

@@ -99,7 +99,7 @@ def test_a_call_in_flight_keeps_its_catalog_across_a_swap(tmp_path: Path) -> Non
             build_catalog(iter(small), tmp_path, "load")
             fresh = engine.catalog("load")
             assert fresh is not old and not old.leases.closed
-            assert old.cursor().execute("SELECT count(*) FROM declarations").fetchone() == (10,)
+            assert len(old.all_names()) == 10
         assert old.leases.closed
         assert engine.search(SearchRequest(environment="load", name_contains="a_")).total_matches == 10
     finally:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import errno
 import os
 import re
+import sys
 from pathlib import Path
-
-import duckdb
 
 from .errors import ErrorCode, LeanIndexError
 
@@ -62,7 +61,9 @@ def storage_failure(
         named = error.filename
         reason = error.strerror or str(error)
         number = error.errno
-    elif isinstance(error, duckdb.Error) and (
+    # A DuckDB error comes from a loaded DuckDB: a process that never imported it (serving, a
+    # search) does not import it here.
+    elif (duckdb := sys.modules.get("duckdb")) is not None and isinstance(error, duckdb.Error) and (
         _FULL_TEXT in str(error) or isinstance(error, duckdb.IOException) or "Could not write file" in str(error)
     ):
         full = _FULL_TEXT in str(error)

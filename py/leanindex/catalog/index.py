@@ -1,7 +1,8 @@
 """The search index of a catalog: flat arrays under `catalog/<profile>/index/`, memory-mapped.
 
 Built from the serving database once, at catalog build time; loaded by the engine without
-copying (numpy memory maps), so a cold start does not depend on the catalog's size.
+copying (numpy memory maps), so a cold start does not depend on the catalog's size. Serving
+opens no database: every answer comes from these files.
 
 - `names.npy` (uint8): every printed name in `pos` order, each preceded by a NUL byte, with a
   final NUL; `name_starts.npy` (int64, n+1) the offset of each name's first byte.
@@ -19,8 +20,12 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
   serve both), their suffix array and the byte before each suffix, for case-insensitive
   substrings.
 - `kind.npy` (uint8, index into `records.KIND_ORDER`), `hidden.npy` (bool: private or
-  internal), `module_id.npy` (int32 into the `modules` table, -1 for none), `flags.npy`
+  internal), `module_id.npy` (int32 into the module names, -1 for none), `flags.npy`
   (uint16: bit i set when the record's `records.FLAG_FIELDS[i]` is true).
+- `module_names.npy` (uint8) and `module_name_starts.npy` (int64, modules+1): the module names
+  by module id (the `modules` table), laid out as `names`/`name_starts`; `constant_names.npy`
+  and `constant_name_starts.npy` the same for the constant names by constant id (the
+  `constants` table, sorted by name); read whole at load (`joined_strings`).
 - `postings_offsets.npy` (int64, m+1) and `postings.npy` (int32): for constant id `c` (the
   `constants` table: every constant of a type or a value), the sorted positions whose type
   mentions it; `conclusion_postings*` the same for the conclusion's constants and
@@ -40,6 +45,10 @@ copying (numpy memory maps), so a cold start does not depend on the catalog's si
   `name_hash_positions.npy`, `class_positions.npy`, `class_instance_counts.npy`: the rest of
   every record, a name's position by hash and each class's instance count (`catalog.records`),
   so inspect reads no database.
+- `instance_classes.npy`, `instance_class_starts.npy`, `instance_offsets.npy`,
+  `instance_positions.npy`, `instance_unrecorded.npy`: the instance table, each class's
+  instances as a sorted list (`catalog.instances`), so an `instances_of` search reads no
+  database.
 - `text/`: the BM25 index over names, docstrings and types (`catalog.text`).
 
 Search also keeps a few arrays derived from these on first use (`SearchIndex._derived`): which
@@ -57,18 +66,22 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pydivsufsort
 
+from .instances import INSTANCE_ARRAYS, write_instances
+from .memory import release_freed_memory
 from .ranking import write_ranking
 from .records import RECORD_ARRAYS, write_records
 from .rows import RESULT_ARRAYS, read_result_rows, write_result_rows
 from .text import TEXT_FILES
+
+if TYPE_CHECKING:
+    import duckdb
 
 INDEX_DIR = "index"
 #: How many bytes of masks over the catalog (one byte per declaration each) a catalog keeps for
@@ -89,7 +102,11 @@ _ARRAYS = (
     "kind",
     "hidden",
     "module_id",
+    "module_names",
+    "module_name_starts",
     "flags",
+    "constant_names",
+    "constant_name_starts",
     "postings_offsets",
     "postings",
     "conclusion_postings_offsets",
@@ -106,6 +123,7 @@ _ARRAYS = (
     "static_rank",
     *RESULT_ARRAYS,
     *RECORD_ARRAYS,
+    *INSTANCE_ARRAYS,
 )
 
 
@@ -126,6 +144,19 @@ def _joined(values: list[bytes], lead: bool) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(text, dtype=np.uint8).copy(), starts
 
 
+def joined_strings(text: np.ndarray, starts: np.ndarray) -> list[str]:
+    """The strings of a `names`/`name_starts` layout (`text` uint8: each string after a NUL, a
+    final NUL; `starts` int64, n+1), in order; exact for strings holding a NUL too. Raises
+    `ValueError` (`pyarrow.ArrowInvalid`) when a string is not UTF-8."""
+    count = len(starts) - 1
+    if count <= 0:
+        return []
+    # String i and the NUL after it are bytes starts[i]..starts[i + 1]: one binary array over
+    # the map (no copy), the NUL sliced off in bulk.
+    with_nul = pa.Array.from_buffers(pa.large_binary(), count, [None, pa.py_buffer(np.ascontiguousarray(starts)), pa.py_buffer(np.ascontiguousarray(text))])
+    return pc.binary_slice(with_nul, 0, -1).cast(pa.large_string()).to_pylist()
+
+
 def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     """Write the index arrays from the serving tables of `con`; return the file names written
     (relative to `catalog_dir`). Memory: about 6 bytes per byte of printed names, plus the
@@ -135,7 +166,7 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     names = [n.encode() for (n,) in con.execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
     text, starts = _joined(names, lead=True)
     del names
-    arrays: dict[str, np.ndarray] = {"names": text, "name_starts": starts}
+    arrays = _SavedArrays(out, {"names": text, "name_starts": starts})
     arrays["name_sa"] = pydivsufsort.divsufsort(text)
     # Byte i belongs to the last name starting at or before it (a NUL to the name before it).
     owner = np.zeros(len(text), dtype=np.int32)
@@ -152,7 +183,12 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     arrays["hidden"] = np.asarray(cols["hidden"], dtype=np.bool_)
     arrays["module_id"] = np.asarray(cols["module_id"], dtype=np.int32)
     arrays["flags"] = np.asarray(cols["flag_bits"], dtype=np.uint16)
-    [(constant_count,)] = con.execute("SELECT count(*) FROM constants").fetchall()
+    modules = [n.encode() for (n,) in con.execute("SELECT name FROM modules ORDER BY id").fetchall()]
+    arrays["module_names"], arrays["module_name_starts"] = _joined(modules, lead=True)
+    constants = [n.encode() for (n,) in con.execute("SELECT name FROM constants ORDER BY id").fetchall()]
+    arrays["constant_names"], arrays["constant_name_starts"] = _joined(constants, lead=True)
+    constant_count = len(constants)
+    del constants
     for prefix, table in (("", "type_postings"), ("conclusion_", "conclusion_postings"), ("value_", "value_postings")):
         postings = con.execute(f"SELECT constant_id, pos FROM {table} ORDER BY constant_id, pos").fetchnumpy()
         ids = np.asarray(postings["constant_id"], dtype=np.int64)
@@ -168,11 +204,37 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     arrays.update(write_ranking(con, catalog_dir, np.diff(starts) - 1))
     arrays.update(write_result_rows(con))
     arrays.update(write_records(con, text, starts))
-    written = []
-    for name in _ARRAYS:
-        np.save(out / f"{name}.npy", arrays[name], allow_pickle=False)
-        written.append(f"{INDEX_DIR}/{name}.npy")
-    return written
+    arrays.update(write_instances(con))
+    release_freed_memory()  # before the text index's worker processes start (`builder.write_index_from`)
+    return [f"{INDEX_DIR}/{arrays.path(name).name}" for name in _ARRAYS]
+
+
+class _SavedArrays:
+    """`write_index`'s arrays, each saved to `folder` as `<name>.npy` as soon as it is set, so
+    the build holds none it has finished (about 230 MB on Mathlib); reading one back maps its
+    file (copy-on-write: `pydivsufsort` takes writable arrays only)."""
+
+    def __init__(self, folder: Path, arrays: dict[str, np.ndarray]) -> None:
+        self.folder = folder
+        self.saved: set[str] = set()
+        self.update(arrays)
+
+    def __setitem__(self, name: str, array: np.ndarray) -> None:
+        np.save(self.folder / f"{name}.npy", array, allow_pickle=False)
+        self.saved.add(name)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return np.load(self.path(name), mmap_mode="c", allow_pickle=False)
+
+    def update(self, arrays: dict[str, np.ndarray]) -> None:
+        for name, array in arrays.items():
+            self[name] = array
+
+    def path(self, name: str) -> Path:
+        """The file of array `name`; raises `KeyError` for one not saved."""
+        if name not in self.saved:
+            raise KeyError(name)
+        return self.folder / f"{name}.npy"
 
 
 def unique_positions(positions: np.ndarray, size: int) -> np.ndarray:
@@ -231,7 +293,11 @@ class SearchIndex:
     kind: np.ndarray
     hidden: np.ndarray
     module_id: np.ndarray
+    module_names: np.ndarray
+    module_name_starts: np.ndarray
     flags: np.ndarray
+    constant_names: np.ndarray
+    constant_name_starts: np.ndarray
     postings_offsets: np.ndarray
     postings: np.ndarray
     conclusion_postings_offsets: np.ndarray
@@ -256,6 +322,11 @@ class SearchIndex:
     name_hash_positions: np.ndarray
     class_positions: np.ndarray
     class_instance_counts: np.ndarray
+    instance_classes: np.ndarray
+    instance_class_starts: np.ndarray
+    instance_offsets: np.ndarray
+    instance_positions: np.ndarray
+    instance_unrecorded: np.ndarray
 
     @classmethod
     def load(cls, catalog_dir: Path) -> SearchIndex:

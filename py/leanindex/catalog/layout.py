@@ -18,10 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from ..identity import PROFILE_ID_PATTERN, normalize_profile
+
+if TYPE_CHECKING:
+    import duckdb
 
 DECLARATIONS_FILE = "declarations.parquet"
 DATABASE_FILE = "catalog.duckdb"
@@ -68,6 +70,9 @@ def connect_duckdb(path: Path | None = None, read_only: bool = False, memory_lim
     (`memory_limit`, DuckDB's syntax; beyond it DuckDB spills to disk instead of growing), and no
     progress bar: DuckDB draws it on stdout after two seconds, where `--json` output and the
     MCP stdio transport must carry nothing else."""
+    # Imported here: serving opens no database, so a search never loads DuckDB.
+    import duckdb
+
     con = duckdb.connect(
         str(path) if path is not None else ":memory:", read_only=read_only, config={"threads": 2, "memory_limit": memory_limit}
     )

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
 import pyarrow.parquet as pq
 
 from .layout import DECLARATIONS_FILE
+
+if TYPE_CHECKING:
+    import duckdb
 
 # What the binder scan reads: brackets, arrows, `∀`/`Π`, commas, colons and the words between.
 _BINDER_TOKENS = re.compile(r"[({\[⦃⟨]|[)}\]⦄⟩]|→|∀|Π|,|:(?!=)|[^\s(){}\[\]⦃⦄⟨⟩,:→∀Π]+")

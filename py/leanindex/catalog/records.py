@@ -29,13 +29,16 @@ from __future__ import annotations
 import hashlib
 import json
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
+from .memory import duckdb_memory_limit
 from .rows import RESULT_FIELDS
+
+if TYPE_CHECKING:
+    import duckdb
 
 RECORD_ARRAYS = (
     "record_blocks",
@@ -81,7 +84,8 @@ def write_records(con: duckdb.DuckDBPyConnection, names: np.ndarray, name_starts
     [(count,)] = con.execute("SELECT count(*) FROM declarations").fetchall()
     if len(name_starts) != count + 1:
         raise ValueError(f"declarations has {count} rows, the names {len(name_starts) - 1}")
-    arrays = _record_blocks(con, count)
+    with duckdb_memory_limit(con):
+        arrays = _record_blocks(con, count)
     arrays.update(_name_hashes(names, name_starts))
     classes = con.execute(_CLASSES_SQL).fetchnumpy()
     arrays["class_positions"] = np.asarray(classes["pos"], dtype=np.int32)

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import json
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
 from ..records import SEARCH_RESULT_FIELDS
+from .memory import duckdb_memory_limit, release_freed_memory
+
+if TYPE_CHECKING:
+    import duckdb
 
 #: The record fields stored per row: a search result's (`records.SEARCH_RESULT_FIELDS`), and
 #: `components`, which gives the namespace (`names.printed_namespace`).
@@ -36,6 +39,17 @@ RESULT_FIELDS = (*SEARCH_RESULT_FIELDS, "components")
 #: row offsets for 306,807 declarations, 8% of the catalog).
 BLOCK_ROWS = 8
 RESULT_ARRAYS = ("result_blocks", "result_block_starts", "result_row_offsets")
+#: Rows per Arrow batch read from DuckDB: one batch of result text (about 7 MB at Mathlib's
+#: sizes) is held at a time, never the whole column.
+BATCH_ROWS = 8192
+# Each record line is parsed once (one `json_extract` of every field, where `->` per field
+# would parse it once per field), and its fields are written back as one compact object. No
+# ORDER BY: a sort would hold every row; the scan returns the rows in insertion order (DuckDB's
+# `preserve_insertion_order`, on by default), which is position order, and that is checked.
+_ROWS_SQL = "SELECT pos, json_object({fields})::VARCHAR AS row FROM (SELECT pos, json_extract(record, [{paths}]) AS v FROM declarations)".format(
+    fields=", ".join(f"'{field}', v[{i}]" for i, field in enumerate(RESULT_FIELDS, start=1)),
+    paths=", ".join(f"'$.{field}'" for field in RESULT_FIELDS),
+)
 _CODEC = "zstd"
 _LEVEL = 3
 
@@ -45,31 +59,53 @@ def _codec() -> pa.Codec:
 
 
 def write_result_rows(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
-    """The three `RESULT_ARRAYS` from the `declarations` table of `con` (pos, record JSON line).
-    A field a record lacks (a catalog from before the links) is stored as null."""
-    fields = ", ".join(f"'{field}', j->'{field}'" for field in RESULT_FIELDS)
-    # The Arrow string column's data buffer is already the rows' text and its offsets the rows'
-    # offsets: no Python object per row.
-    column = (
-        con.sql(f"SELECT json_object({fields})::VARCHAR AS row FROM (SELECT pos, record::JSON AS j FROM declarations) ORDER BY pos")
-        .to_arrow_table()
-        .column("row")
-        .combine_chunks()
-        .cast(pa.large_string())
-    )
-    count = len(column)
-    offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset : column.offset + count + 1]
-    data = np.frombuffer(column.buffers()[2], dtype=np.uint8) if count else np.empty(0, dtype=np.uint8)
-    bounds = offsets[np.append(np.arange(0, count, BLOCK_ROWS), count)] if count else np.zeros(1, dtype=np.int64)
-    codec = _codec()
-    frames = [codec.compress(data[int(a) : int(b)].tobytes(), asbytes=True) for a, b in pairwise(bounds)]
+    """The three `RESULT_ARRAYS` from the `declarations` table of `con` (pos, record JSON line;
+    the positions are 0..n-1 in insertion order, as the builder writes them). A field a record
+    lacks (a catalog from before the links) is stored as null.
+
+    Memory: one streamed batch of `BATCH_ROWS` rows at a time, plus the compressed blocks and
+    the row offsets (8 bytes per row); DuckDB's memory limit is `memory.READ_MEMORY_LIMIT` meanwhile,
+    and restored after. Raises `ValueError` when the rows do not come in position order 0..n-1
+    (the builder writes no such table)."""
+    [(count,)] = con.execute("SELECT count(*) FROM declarations").fetchall()
+    with duckdb_memory_limit(con):
+        row_offsets, frames = _compressed_rows(con, count)
     starts = np.zeros(len(frames) + 1, dtype=np.int64)
     np.cumsum([len(f) for f in frames], out=starts[1:])
-    return {
-        "result_blocks": np.frombuffer(b"".join(frames), dtype=np.uint8).copy(),
-        "result_block_starts": starts,
-        "result_row_offsets": (offsets - offsets[0]).astype(np.int64) if count else np.zeros(1, dtype=np.int64),
-    }
+    blocks = np.frombuffer(b"".join(frames), dtype=np.uint8)
+    release_freed_memory()
+    return {"result_blocks": blocks, "result_block_starts": starts, "result_row_offsets": row_offsets}
+
+
+def _compressed_rows(con: duckdb.DuckDBPyConnection, count: int) -> tuple[np.ndarray, list[bytes]]:
+    """The row offsets (int64, count+1) and the zstd frame of each block of `BLOCK_ROWS`
+    positions, from `_ROWS_SQL` streamed in batches (which need not align with blocks)."""
+    codec = _codec()
+    row_offsets = np.zeros(count + 1, dtype=np.int64)
+    frames: list[bytes] = []
+    tail = b""  # the text of the rows after the last complete block
+    done = 0  # rows read
+    for batch in con.sql(_ROWS_SQL).to_arrow_reader(BATCH_ROWS):
+        size = len(batch)
+        if done + size > count or not np.array_equal(batch.column("pos").to_numpy(zero_copy_only=False), np.arange(done, done + size)):
+            raise ValueError(f"declarations rows do not come in position order 0..{count - 1} (at row {done})")
+        # The Arrow string column's data buffer is already the rows' text and its offsets the
+        # rows' offsets: no Python object per row.
+        column = batch.column("row").cast(pa.large_string())
+        offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset : column.offset + size + 1]
+        row_offsets[done + 1 : done + size + 1] = row_offsets[done] + (offsets[1:] - offsets[0])
+        tail_start = int(row_offsets[done - done % BLOCK_ROWS])
+        tail += memoryview(column.buffers()[2])[int(offsets[0]) : int(offsets[-1])] if size else b""
+        done += size
+        complete = done - done % BLOCK_ROWS
+        bounds = row_offsets[(done - size) // BLOCK_ROWS * BLOCK_ROWS : complete + 1 : BLOCK_ROWS] - tail_start
+        frames.extend(codec.compress(tail[int(a) : int(b)], asbytes=True) for a, b in pairwise(bounds))
+        tail = tail[int(bounds[-1]) :] if len(bounds) else tail
+    if done != count:
+        raise ValueError(f"declarations has {done} rows in order, not {count}")
+    if tail:
+        frames.append(codec.compress(tail, asbytes=True))
+    return row_offsets, frames
 
 
 def read_result_rows(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.ndarray, positions: np.ndarray) -> dict[int, dict[str, Any]]:

@@ -100,7 +100,7 @@ class Engine:
 
     def catalog(self, environment: str) -> LoadedCatalog:
         """The verified catalog of `environment` (any case), for its manifest and identity; a
-        call that queries its database takes a `lease` instead.
+        call that reads its files takes a `lease` instead.
 
         Raises `LeanIndexError`: `unknown_environment` (no manifest of that id, with the known
         ids in `details.known`), `catalog_unavailable` or `digest_mismatch`.

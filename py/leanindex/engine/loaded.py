@@ -1,4 +1,5 @@
-"""One verified, opened catalog: manifest, memory-mapped index and read-only database."""
+"""One verified, opened catalog: manifest, memory-mapped index and text index (no database:
+`catalog.duckdb` stays in the catalog, verified with it, but serving reads none of it)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import duckdb
 import numpy as np
 from rapidfuzz import fuzz, process
 
@@ -17,9 +17,9 @@ from ..catalog.files import (
     link_target,
     run_with_deadline,
 )
-from ..catalog.index import SearchIndex
+from ..catalog.index import SearchIndex, joined_strings
 from ..catalog.instances import instance_positions, instances_recorded
-from ..catalog.layout import CatalogPaths, connect_duckdb
+from ..catalog.layout import CatalogPaths
 from ..catalog.manifest import Manifest, environment_identity
 from ..catalog.records import instance_count
 from ..catalog.text import TextIndex
@@ -31,7 +31,7 @@ from .lease import Leases
 from .suggest import NameTable
 
 #: Seconds the files of a verified catalog may take to open (memory maps, the text index's
-#: vocabulary, the database and its two small tables); past it the open is given up.
+#: vocabulary, the constant and module names); past it the open is given up.
 OPEN_TIMEOUT_S = 30.0
 #: Times a verification is tried again when the catalog changed under it (a rebuild switched
 #: the link meanwhile) before the call is refused.
@@ -59,16 +59,16 @@ class LoadedCatalog:
     """A catalog that passed `verify_catalog`, opened for serving.
 
     `text` is the BM25 text index. `constant_ids` maps each constant that occurs in some type
-    to its posting-list id; `modules` lists module names by id. The database is opened read-only, on one DuckDB
-    thread; each call uses its own cursor, so a `LoadedCatalog` may be shared between threads. `leases` counts the calls
-    using it: `close()` retires it, and the database closes when the last of them has finished.
+    to its posting-list id; `modules` lists module names by id. Nothing is opened but memory
+    maps and the text index, read-only (no database connection, no cursor per call), so a
+    `LoadedCatalog` may be shared between threads. `leases` counts the calls using it:
+    `close()` retires it (no new lease), and the maps go with the object.
     """
 
     paths: CatalogPaths
     manifest: Manifest
     index: SearchIndex
     text: TextIndex
-    database: duckdb.DuckDBPyConnection
     constant_ids: dict[str, int]
     constant_names: list[str]
     modules: list[str]
@@ -80,7 +80,8 @@ class LoadedCatalog:
     leases: Leases = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.leases = Leases(self.database.close)
+        # Nothing to close: memory maps are released with the object.
+        self.leases = Leases(lambda: None)
 
     @classmethod
     def open(cls, paths: CatalogPaths) -> LoadedCatalog:
@@ -123,34 +124,24 @@ class LoadedCatalog:
 
     @classmethod
     def _opened(cls, paths: CatalogPaths, verified: VerifiedCatalog) -> LoadedCatalog:
-        """The verified catalog's files opened (memory maps, text index, read-only database)."""
+        """The verified catalog's files opened (memory maps, text index, constant and module
+        names)."""
         try:
             index = SearchIndex.load(paths.catalog_dir)
             text = TextIndex(paths.catalog_dir)
-            database = connect_duckdb(paths.database, read_only=True)
-        except (OSError, ValueError, duckdb.Error) as error:
+            constant_names = joined_strings(index.constant_names, index.constant_name_starts)
+            modules = joined_strings(index.module_names, index.module_name_starts)
+        except (OSError, ValueError) as error:
             raise LeanIndexError(
                 ErrorCode.CATALOG_UNAVAILABLE,
                 f"cannot open the catalog of profile {paths.profile!r} ({_reason(error)})",
                 {"profile": paths.profile},
             ) from None
-        try:
-            # Serving reads the database only for instance look-ups (inspect and result pages
-            # read the index), small queries one thread answers sooner than two (a point
-            # look-up on the 800k synthetic catalog: 0.9 ms against 2.4 ms).
-            database.execute("SET threads = 1")
-            constants = database.execute("SELECT name FROM constants ORDER BY id").fetchall()
-            modules = [name for (name,) in database.execute("SELECT name FROM modules ORDER BY id").fetchall()]
-        except BaseException:
-            database.close()
-            raise
-        constant_names = [name for (name,) in constants]
         return cls(
             paths=paths,
             manifest=verified.manifest,
             index=index,
             text=text,
-            database=database,
             constant_ids={name: i for i, name in enumerate(constant_names)},
             constant_names=constant_names,
             modules=modules,
@@ -162,18 +153,12 @@ class LoadedCatalog:
         return catalog_stamps(self.paths, list(self.manifest.catalog.files)) == self.stamps
 
     def close(self) -> None:
-        """Retire the catalog: no new lease is granted, and the database connection closes when
-        the last lease is released (at once when none is held). The memory maps go with the
-        object."""
+        """Retire the catalog: no new lease is granted. The memory maps go with the object."""
         self.leases.retire()
 
     def identity(self) -> EnvironmentIdentity:
         """The environment identity every response carries."""
         return environment_identity(self.paths.profile, self.manifest)
-
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A fresh DuckDB cursor for one call (DuckDB 2 refuses concurrent use of one connection)."""
-        return self.database.cursor()
 
     def all_names(self) -> list[str]:
         """Every printed name in `pos` order, loaded on first use (for suggestions only)."""
@@ -223,21 +208,10 @@ class LoadedCatalog:
         """True when every record of the catalog has its value constants recorded."""
         return self._recorded[1]
 
-    @cached_property
-    def _instances_recorded(self) -> bool:
-        """True when the database has the instance table and it names every instance's class
-        (`catalog.instances.instances_recorded`); a catalog built before the table has none."""
-        cur = self.cursor()
-        try:
-            tables = cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'instances'").fetchall()
-            return tables[0][0] > 0 and instances_recorded(cur)
-        finally:
-            cur.close()
-
     def instances_recorded(self) -> bool:
         """True when the catalog records the class of every instance (its instance table), so
-        instance look-ups read that table instead of the conclusions."""
-        return self._instances_recorded
+        instance look-ups read that table instead of the conclusions (`catalog.instances`)."""
+        return instances_recorded(self.index)
 
     def instance_count(self, position: int) -> int:
         """How many instances the instance table lists for the declaration at `position` as
@@ -247,12 +221,9 @@ class LoadedCatalog:
 
     def instance_positions(self, class_name: str) -> np.ndarray:
         """Positions (int64, ascending) of the instances the instance table lists for exactly
-        `class_name`; only for a catalog whose `instances_recorded()`."""
-        cur = self.cursor()
-        try:
-            return instance_positions(cur, class_name)
-        finally:
-            cur.close()
+        `class_name` (one binary search over the class names, `catalog.instances`); only for a
+        catalog whose `instances_recorded()`."""
+        return instance_positions(self.index, class_name)
 
     def has_instances(self, class_name: str) -> bool:
         """True when the instance table lists an instance of exactly `class_name`."""
