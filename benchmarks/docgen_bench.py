@@ -11,7 +11,10 @@ process, one at a time, into an empty root; per command, in MiB and seconds:
   (`RUSAGE_CHILDREN.ru_maxrss`, the kernel's figure);
 - `tree_peak_rss_sampled_mib`: the largest sum of RSS over the command's process and all its
   descendants, sampled every 50 ms with psutil (a peak between two samples is missed; pages
-  shared between processes count once per process).
+  shared between processes count once per process, so a forked worker counts its parent's
+  pages again);
+- `tree_peak_pss_sampled_mib`: the same with each process's proportional set size (PSS: a page
+  shared by n processes counts 1/n in each), so the sum is the memory the tree holds.
 Then the reading and converting phase alone (`collect_docgen`) of each archive with no worker
 process and with `CONVERT_WORKERS`, each in a fresh child process, the two in the same run.
 Prints a table and writes the JSON, with the run's date, commit and load (`runinfo.py`).
@@ -60,19 +63,22 @@ def measure_here(command: list[str]) -> None:
     tail: list[str] = []
     reader = threading.Thread(target=lambda: tail.append(child.stderr.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
-    root, tree_peak = psutil.Process(child.pid), 0
+    root, tree_peak, pss_peak = psutil.Process(child.pid), 0, 0
     while child.poll() is None:
-        total = 0
+        total = proportional = 0
         try:
             processes = [root, *root.children(recursive=True)]
         except psutil.NoSuchProcess:
             break
         for process in processes:
             try:
-                total += process.memory_info().rss
-            except psutil.NoSuchProcess:
-                pass  # ended between the listing and the reading: its memory is gone
+                memory = process.memory_full_info()
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue  # ended between the listing and the reading: its memory is gone
+            total += memory.rss
+            proportional += memory.pss
         tree_peak = max(tree_peak, total)
+        pss_peak = max(pss_peak, proportional)
         time.sleep(SAMPLE_S)
     status = child.wait()
     wall = time.monotonic() - start
@@ -81,6 +87,7 @@ def measure_here(command: list[str]) -> None:
     print(json.dumps({
         "status": status, "stderr": "".join(tail)[-2000:], "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
         "largest_process_peak_rss_mib": usage.ru_maxrss / 1024, "tree_peak_rss_sampled_mib": tree_peak / 2**20,
+        "tree_peak_pss_sampled_mib": pss_peak / 2**20,
     }))
 
 
@@ -92,7 +99,8 @@ def measured(command: list[str], env: dict[str, str]) -> dict[str, float]:
     result = json.loads(out.stdout)
     if result["status"] != 0:
         raise SystemExit(f"{' '.join(command)} failed: {result['stderr']}")
-    return {key: round(result[key], 1) for key in ("wall_s", "cpu_s", "largest_process_peak_rss_mib", "tree_peak_rss_sampled_mib")}
+    keys = ("wall_s", "cpu_s", "largest_process_peak_rss_mib", "tree_peak_rss_sampled_mib", "tree_peak_pss_sampled_mib")
+    return {key: round(result[key], 1) for key in keys}
 
 
 def collect_wall(archive: Path, workers: int) -> float:
@@ -143,7 +151,7 @@ def main() -> None:
         if label in results:
             row = results[label]
             print(f"{label:<16} wall {row['wall_s']:>6} s  cpu {row['cpu_s']:>6} s  peak RSS: largest process {row['largest_process_peak_rss_mib']:>7} MiB,"  # type: ignore[index]
-                  f" whole tree (sampled) {row['tree_peak_rss_sampled_mib']:>7} MiB")  # type: ignore[index]
+                  f" whole tree (sampled) {row['tree_peak_rss_sampled_mib']:>7} MiB, whole tree PSS (sampled) {row['tree_peak_pss_sampled_mib']:>7} MiB")  # type: ignore[index]
         if f"{label}_collect" in results:
             phase = results[f"{label}_collect"]
             print(f"{label + ' read+convert':<28} " + "  ".join(f"{k} {v}" for k, v in phase.items()))  # type: ignore[union-attr]

@@ -93,7 +93,7 @@ def synthetic_stream(n: int, seed: int = 7, n_constants: int = 60_000) -> Iterat
     bounds = np.concatenate([[0], np.cumsum(counts)])
     value_counts = rng.integers(0, 9, size=n)
     value_draws = order[rng.choice(len(constants), size=8 * n, p=weights)]
-    for i, (components, name) in enumerate(zip(names, printed)):
+    for i, (components, name) in enumerate(zip(names, printed, strict=True)):
         type_constants = sorted({constants[int(p)] for p in draws[bounds[i] : bounds[i + 1]]})
         conclusion = sorted(set(type_constants[-3:]))
         values = sorted({constants[int(p)] for p in value_draws[i * 8 : i * 8 + int(value_counts[i])]})
