@@ -1,7 +1,7 @@
 """Serving opens no database (issue 31): the instance table, the constant names and the module
 names are index arrays (`catalog.instances`, `catalog.index`) equal to the database tables they
 are written from, on the sample catalog, the shipped core catalog and random tables; a tampered
-one is refused; and a search or inspect process never imports DuckDB."""
+one (or a record file of `catalog.records`) is refused; and a search or inspect process never imports DuckDB."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from embedded_support import DemoRun
 from leanindex.catalog.index import SearchIndex, joined_strings
 from leanindex.catalog.instances import INSTANCE_ARRAYS, instance_counts, instance_positions, instances_recorded, write_instances
 from leanindex.catalog.layout import CatalogPaths, connect_duckdb
+from leanindex.catalog.records import RECORD_ARRAYS
 from leanindex.catalog.verify import verify_catalog
 from leanindex.embedded import EMBEDDED_PROFILE
 from leanindex.engine import Engine
@@ -125,8 +126,8 @@ def test_joined_strings_reads_back_any_list(values: list[str]) -> None:
     assert joined_strings(text, starts) == values
 
 
-@pytest.mark.parametrize("array", [*INSTANCE_ARRAYS, *NAME_ARRAYS])
-def test_a_tampered_instance_or_name_file_is_refused(tmp_path: Path, array: str) -> None:
+@pytest.mark.parametrize("array", [*INSTANCE_ARRAYS, *NAME_ARRAYS, *RECORD_ARRAYS])
+def test_a_tampered_instance_name_or_record_file_is_refused(tmp_path: Path, array: str) -> None:
     build(tmp_path, "sample", sample_stream_path().read_bytes().splitlines())
     path = CatalogPaths.of(tmp_path, "sample").catalog_dir / "index" / f"{array}.npy"
     with open(path, "r+b") as handle:
