@@ -180,17 +180,6 @@ def relevance_added(data: dict) -> str:
     return f"relevance p50 − name-order p50 per class: {fixed(min(added.values()), 2)} to {fixed(added[worst], 2)} ms (largest: {worst})"
 
 
-def ranking_mathlib_import(data: dict) -> str:
-    count, seconds = num(data, "mathlib_import", "count"), num(data, "mathlib_import", "seconds")
-    rss = part(lambda: f"{fixed(num(data, 'mathlib_import', 'peak_rss_mb'), 0)} MiB")
-    return f"{fixed(count, 0)} declarations in {fixed(seconds, 1)} s wall; importing process peak RSS {rss} (`ru_maxrss`; its converter workers not counted)"
-
-
-def ranking_word_search(data: dict) -> str:
-    row = get(data, "mathlib_text")
-    return f"p50 {ms(num(row, 'p50_ms'))} ms, p99 {ms(num(row, 'p99_ms'))} ms over {fixed(num(row, 'n'), 0)} word queries"
-
-
 # --- text search (benchmarks/nl_bench.py) -------------------------------------------------------
 
 def text_quality(data: dict) -> str:
@@ -241,7 +230,7 @@ def docgen_run(key: str) -> Callable[[dict], str]:
         tree = part(lambda: fixed(num(row, "tree_peak_rss_sampled_mib"), 0) + " MiB")
         proportional = part(lambda: fixed(num(row, "tree_peak_pss_sampled_mib"), 0) + " MiB")
         return (f"{fixed(num(row, 'wall_s'), 1)} s wall, {fixed(num(row, 'cpu_s'), 1)} s CPU (the whole tree); "
-                f"peak RSS of the largest single process {largest}, of the whole process tree (sampled every 50 ms) {tree}; "
+                f"peak RSS of the largest single process {largest}, of the whole process tree (sampled every 50 ms, so a shorter peak is missed) {tree}; "
                 f"the whole tree's peak proportional set size (PSS: a page shared by forked workers counted once) {proportional}")
 
     return render
@@ -403,15 +392,12 @@ FIGURES: tuple[Figure, ...] = (
     Figure("serving process peak RSS, synthetic catalog", "search.json", serving_rss),
     Figure("relevance order against name order, synthetic catalog", "ranking.json", relevance_added),
     Figure("build, synthetic catalog piped from a generator", "search.json", build_rate("build")),
-    Figure("build, synthetic catalog piped from a generator (the ranking benchmark's run)", "ranking.json", build_rate("synthetic_build")),
     Figure("doc-gen4 import, Lean core", "docgen.json", docgen_run("core_import")),
     Figure("doc-gen4 import, Mathlib", "docgen.json", docgen_run("mathlib_import")),
-    Figure("doc-gen4 import, Mathlib (the ranking benchmark's run)", "ranking.json", ranking_mathlib_import),
     Figure("doc-gen4 import, Mathlib, and the text index's share of it", "nl.json", text_build),
     Figure("doc-gen4 import, Mathlib, per stage, with and without the text index", "import_stages.json", import_stages),
     Figure("`leanindex demo`, first run on a fresh root", "docgen.json", docgen_run("first_demo")),
     Figure("text search, real Mathlib catalog, hand-written questions in words, LaTeX and Lean syntax", "nl.json", text_quality),
-    Figure("text search, real Mathlib catalog, word queries", "ranking.json", ranking_word_search),
     Figure("`leanindex --help`, a command's `--help`, `--version`", "startup.json", startup_help),
     Figure("`leanindex search` on the Lean core catalog, as a process", "startup.json", startup_search),
     Figure("HTTP (`leanindex serve`)", "service.json", http_figures),

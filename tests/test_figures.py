@@ -72,7 +72,7 @@ def test_a_part_missing_reads_not_measured_and_the_rest_is_kept(tmp_path: Path) 
     results = _results(tmp_path, docgen={"core_import": {"wall_s": 36.25, "cpu_s": 18.7, "peak_rss_mib": 562.4}})
     row = _row(figures.render_rows(results), "doc-gen4 import, Lean core")
     assert "36.2 s wall, 18.7 s CPU" in row
-    assert "largest single process 562 MiB, of the whole process tree (sampled every 50 ms) not measured" in row
+    assert "largest single process 562 MiB, of the whole process tree (sampled every 50 ms, so a shorter peak is missed) not measured" in row
 
 
 def test_numbers_are_rounded_as_stated(tmp_path: Path) -> None:
