@@ -76,7 +76,7 @@ def test_a_server_that_needs_a_token_is_skipped_without_one(sample_root: Path) -
     try:
         wait_until_serving(process, f"http://127.0.0.1:{port}")
         assert announced_server(sample_root.resolve(), token_available=False) is None
-        assert announced_server(sample_root.resolve(), token_available=True) == f"http://127.0.0.1:{port}"
+        assert announced_server(sample_root.resolve(), token_available=True) == (f"http://127.0.0.1:{port}", True, f"{process.pid}.json")
         run_search(sample_root)
     finally:
         process.send_signal(signal.SIGINT)
@@ -113,8 +113,12 @@ def test_a_live_process_that_accepts_no_connection_is_skipped(tmp_path: Path) ->
         json.dumps({"url": "http://127.0.0.1:8000", "pid": "1", "token_required": False}).encode(),
         json.dumps({"url": "http://127.0.0.1:8000", "pid": 1, "token_required": "no"}).encode(),
         b" " * (announce.MAX_ANNOUNCEMENT_BYTES + 1),
+        json.dumps({"url": 5, "pid": 1, "token_required": False}).encode(),
+        json.dumps({"url": "http://127.0.0.1:8000", "pid": 2**31, "token_required": False}).encode(),
+        json.dumps({"url": "http://127.0.0.1:8000", "pid": 2**70, "token_required": False}).encode(),
+        b"[" * 2040 + b"]" * 2040,
     ],
-    ids=["junk", "list", "remote-host", "https", "path", "user", "no-port", "pid-text", "token-text", "too-large"],
+    ids=["junk", "list", "remote-host", "https", "path", "user", "no-port", "pid-text", "token-text", "too-large", "url-number", "pid-2-31", "pid-huge", "nested"],
 )
 def test_a_file_that_is_not_an_announcement_is_skipped(tmp_path: Path, content: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(announce, "_accepts", lambda url: True)
@@ -143,3 +147,53 @@ def test_only_a_loopback_server_is_announced(tmp_path: Path) -> None:
     assert path is not None and json.loads(path.read_text())["url"] == "http://[::1]:8000"
     announce.withdraw(path)
     assert announcements(tmp_path) == []
+
+
+def _listener() -> tuple[subprocess.Popen, int]:
+    """A process on a free loopback port that answers every request with a bare HTTP 501 and
+    prints each request's head (not a leanindex server)."""
+    port = free_port()
+    code = (
+        "import socket, sys\n"
+        f"s = socket.create_server(('127.0.0.1', {port}))\n"
+        "print('ready', flush=True)\n"
+        "while True:\n"
+        "    c, _ = s.accept()\n"
+        "    head = c.recv(65536).decode('latin-1')\n"
+        "    print(repr(head), flush=True)\n"
+        "    c.sendall(b'HTTP/1.1 501 Not Implemented\\r\\nContent-Length: 0\\r\\nConnection: close\\r\\n\\r\\n')\n"
+        "    c.close()\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    return process, port
+
+
+def test_a_port_taken_by_another_program_is_left_for_the_catalogs_and_gets_no_token(sample_root: Path) -> None:
+    """An announcement naming a live process whose port answers without leanindex's error object:
+    the command answers from the catalogs, and the token goes only where a token was announced."""
+    listener, port = _listener()
+    try:
+        folder = sample_root / SERVING_FOLDER
+        folder.mkdir()
+        (folder / f"{listener.pid}.json").write_text(json.dumps({"url": f"http://127.0.0.1:{port}", "pid": listener.pid, "token_required": False}))
+        env = {k: v for k, v in os.environ.items() if k != "LEANINDEX_URL"}
+        result = CliRunner().invoke(main, [*SEARCH, "--root", str(sample_root)], env={**env, "LEANINDEX_URL": "", "LEANINDEX_TOKEN": "s3cret"})
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["total_matches"] > 0
+    finally:
+        listener.kill()
+        heads, _ = listener.communicate(timeout=10)
+    assert "POST /v1/declarations/search" in heads
+    assert "s3cret" not in heads
+
+
+def test_only_the_newest_announcements_are_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tried: list[str] = []
+    monkeypatch.setattr(announce, "_accepts", lambda url: tried.append(url) or False)
+    folder = tmp_path / SERVING_FOLDER
+    folder.mkdir()
+    for n in range(10):
+        (folder / f"{n}.json").write_text(json.dumps({"url": f"http://127.0.0.1:{9000 + n}", "pid": os.getpid(), "token_required": False}))
+    assert announced_server(tmp_path, token_available=False) is None
+    assert len(tried) == announce.MAX_TRIED

@@ -84,8 +84,8 @@ def test_a_rebuild_is_hashed_in_full(root: Path, hashed: list[list[str]]) -> Non
 
 @pytest.mark.parametrize(
     "content",
-    [b"not json", b"[]", b'{"link": null, "manifest": [], "files": {}}', b" " * (MAX_RECORD_BYTES + 1)],
-    ids=["junk", "list", "other-catalog", "too-large"],
+    [b"not json", b"[]", b'{"link": null, "manifest": [], "files": {}}', b" " * (MAX_RECORD_BYTES + 1), b"[" * 100_000 + b"]" * 100_000],
+    ids=["junk", "list", "other-catalog", "too-large", "nested"],
 )
 def test_a_record_that_is_not_ours_is_ignored(root: Path, hashed: list[list[str]], content: bytes) -> None:
     paths = CatalogPaths.of(root, "sample")
@@ -144,3 +144,24 @@ def test_a_catalog_of_an_earlier_layout_is_told_to_rebuild(root: Path) -> None:
     assert raised.value.details["unlisted"] == ["index/kind.npy"]
     assert "build it again with this version" in raised.value.message
     assert raised.value.details["builder_version"] == manifest.catalog.builder_version
+
+
+def test_a_file_found_changed_removes_the_record(root: Path, hashed: list[list[str]]) -> None:
+    """A record forged to cover an edited file is only as good as its digests: once a full
+    verification finds the file changed, the record is gone and the next open hashes again."""
+    paths = CatalogPaths.of(root, "sample")
+    open_once(root)
+    target = paths.catalog_dir / "index" / "kind.npy"
+    data = bytearray(target.read_bytes())
+    data[-1] ^= 0xFF
+    target.write_bytes(bytes(data))
+    record = json.loads(record_path(paths).read_text())
+    st = target.stat()
+    record["files"]["index/kind.npy"][:6] = [st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    record_path(paths).write_text(json.dumps(record))
+    with pytest.raises(LeanIndexError):
+        verify_catalog(paths)
+    assert not record_path(paths).exists()
+    with pytest.raises(LeanIndexError) as raised:
+        open_once(root)
+    assert raised.value.code is ErrorCode.DIGEST_MISMATCH

@@ -74,7 +74,9 @@ def verified_catalog(paths: CatalogPaths, reuse: bool = False) -> VerifiedCatalo
     so an edit in place is re-read). The record counts only for the same link target and the same
     manifest stamp; any other file is hashed as without it. A verification that hashed anything
     writes the record again (best effort: a root it cannot write to is logged and verifies in
-    full each time). `leanindex catalog verify`, packs and the doctor read every file.
+    full each time). `leanindex catalog verify`, packs and the doctor read every file, and a file
+    found not to match its digest removes the record. The record is trusted as the catalog folder
+    is: whoever can write `catalog/.verified/` can also write the catalog.
 
     Every file is opened as hostile input (`files.CatalogFolder`: regular files only, no link
     inside the build folder, read within its size, given up after `files.STALL_S` seconds
@@ -109,6 +111,7 @@ def verified_catalog(paths: CatalogPaths, reuse: bool = False) -> VerifiedCatalo
         computed = {**unchanged, **folder.digests([file for r, file in opened.items() if r not in unchanged])}
         for relative, recorded in sorted(files.items()):
             if computed[relative] != recorded:
+                _forget(paths)  # whatever vouched for this catalog's files vouches no more
                 raise LeanIndexError(
                     ErrorCode.DIGEST_MISMATCH,
                     f"catalog file {relative} of profile {paths.profile!r} does not match its manifest",
@@ -148,14 +151,23 @@ def _recorded(paths: CatalogPaths, link: str | None, manifest_stamp: tuple[int, 
             return {}
         with open(fd, "rb", closefd=False) as handle:
             data = json.loads(handle.read(MAX_RECORD_BYTES + 1))
-    except (OSError, ValueError) as error:
-        log.warning("verification record of profile %r unreadable (%s): every file is hashed", paths.profile, error)
+    except (OSError, ValueError, RecursionError) as error:
+        log.warning("verification record of profile %r unreadable (%s): every file is hashed", paths.profile, type(error).__name__)
         return {}
     finally:
         os.close(fd)
     if not isinstance(data, dict) or data.get("link") != link or data.get("manifest") != list(manifest_stamp) or not isinstance(data.get("files"), dict):
         return {}
     return data["files"]
+
+
+def _forget(paths: CatalogPaths) -> None:
+    """Remove the profile's verification record (a file found not to match its digest)."""
+    if paths.staged is None:
+        try:
+            record_path(paths).unlink(missing_ok=True)
+        except OSError as error:
+            log.warning("verification record of profile %r not removed (%s)", paths.profile, error.strerror)
 
 
 def _record(paths: CatalogPaths, link: str | None, manifest_stamp: tuple[int, ...], entries: dict[str, list[object]]) -> None:

@@ -10,6 +10,7 @@ The request and response models (pydantic) are imported inside the commands and 
 
 from __future__ import annotations
 
+import logging
 import os
 import textwrap
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..codes import OUTCOME_EXIT, Outcome
+from ..codes import OUTCOME_EXIT, ErrorCode, LeanIndexError, Outcome
 from . import main
 from .lazy import Engine
 from .output import FieldCommand, asked_server, emit_json, handles_errors, json_option, root_option, stdout
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ..models import ExistsResponse, InspectManyResponse, InspectResponse, SearchResponse
 
 F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("leanindex.cli")
 
 #: The environment variable naming a running leanindex server (e.g. `http://127.0.0.1:8000`)
 #: that `search`, `inspect` and `exists` ask instead of opening the catalogs themselves.
@@ -273,8 +275,9 @@ def _ask(root: str, method: str, request: BaseModel) -> Any:
     `leanindex.Client`, token `$LEANINDEX_TOKEN`; its `LeanIndexError`s carry the server's
     error object, `backend_error` when the server cannot be reached); else from a `leanindex
     serve` announced in `root` (`service.announce`: it serves these very catalogs, already
-    verified, and accepts connections), else from the engine on the catalogs under `root`.
-    Raises `LeanIndexError` as that tool does."""
+    verified, and accepts connections; the token is sent only to one that announced it needs it,
+    and one that answers without an error object, or not at all, is left for the engine), else
+    from the engine on the catalogs under `root`. Raises `LeanIndexError` as that tool does."""
     from ..service.announce import announced_server
     from ..service.config import TOKEN_ENV
 
@@ -285,7 +288,16 @@ def _ask(root: str, method: str, request: BaseModel) -> Any:
         return _ask_server(url, token, method, request)
     announced = announced_server(Path(root).resolve(), token_available=token is not None)
     if announced is not None:
-        return _ask_server(announced, token, method, request)
+        url, token_required, name = announced
+        try:
+            # The token only goes to a server that announced it needs one.
+            return _ask_server(url, token if token_required else None, method, request)
+        except LeanIndexError as error:
+            if error.code is not ErrorCode.BACKEND_ERROR:
+                raise
+            # Not a leanindex server answering (gone meanwhile, or its port taken by another
+            # program): these catalogs answer the same from here.
+            log.warning("the server announced in serving/%s did not answer (%s): opening the catalogs", name, error.message)
     return getattr(Engine(root), method)(request)
 
 

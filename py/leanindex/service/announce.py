@@ -29,7 +29,11 @@ MAX_ANNOUNCEMENT_BYTES = 4096
 #: Hosts an announced URL may name: a server announced in a root answers this machine only.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 #: Seconds to wait for an announced server to accept a connection before opening the catalogs.
-CONNECT_TIMEOUT_S = 0.5
+CONNECT_TIMEOUT_S = 0.2
+#: Announcements tried at most, newest first: a folder of stale ones cannot slow a command down.
+MAX_TRIED = 4
+#: Above any process id a kernel gives (Linux's `pid_max` is at most 2**22).
+_PID_LIMIT = 2**31
 
 
 def announcement_path(root: Path, pid: int) -> Path:
@@ -66,16 +70,17 @@ def withdraw(path: Path | None) -> None:
         path.unlink(missing_ok=True)
 
 
-def announced_server(root: Path, token_available: bool) -> str | None:
-    """The URL of a live server announced in `root` that this caller can use (one that needs no
-    token, or any when `token_available`), the most recently announced first; None when there is
-    none. Announcements of processes that are gone are removed."""
+def announced_server(root: Path, token_available: bool) -> tuple[str, bool, str] | None:
+    """(URL, whether it needs the token, the announcement's file name) of a live server announced in
+    `root` that this caller can use (one that needs no token, or any when `token_available`), the
+    most recently announced first, at most `MAX_TRIED` of them; None when there is none.
+    Announcements of processes that are gone are removed."""
     folder = root / SERVING_FOLDER
     try:
         entries = sorted(folder.glob("*.json"), key=_modified, reverse=True)
     except OSError:
         return None
-    for path in entries:
+    for path in entries[:MAX_TRIED]:
         announced = _read(path)
         if announced is None:
             continue
@@ -87,7 +92,7 @@ def announced_server(root: Path, token_available: bool) -> str | None:
             continue
         if not _accepts(url):
             continue  # stopping, or its port taken over: the catalogs are opened locally instead
-        return url
+        return url, token_required, path.name
     return None
 
 
@@ -122,21 +127,22 @@ def _read(path: Path) -> tuple[str, int, bool] | None:
         with open(fd, "rb", closefd=False) as handle:
             data = json.loads(handle.read(MAX_ANNOUNCEMENT_BYTES + 1))
         url, pid, token_required = data["url"], data["pid"], data["token_required"]
+        if not isinstance(url, str):
+            raise ValueError("its url is not text")
         parts = urlsplit(url)
         if (
-            not isinstance(url, str)
-            or parts.scheme != "http"
+            parts.scheme != "http"
             or parts.hostname not in LOOPBACK_HOSTS
             or parts.port is None
             or parts.path not in ("", "/")
             or parts.username is not None
             or type(pid) is not int
-            or pid <= 0
+            or not 0 < pid < _PID_LIMIT
             or type(token_required) is not bool
         ):
             raise ValueError("not an announcement")
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        log.warning("skipping %s: %s", path.name, error)
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
+        log.warning("skipping %s: %s", path.name, type(error).__name__ if isinstance(error, RecursionError) else error)
         return None
     finally:
         os.close(fd)
