@@ -32,10 +32,8 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
-from .memory import duckdb_memory_limit
-from .rows import RESULT_FIELDS
+from .rows import RESULT_FIELDS, read_rows, write_blocks
 
 if TYPE_CHECKING:
     import duckdb
@@ -52,23 +50,14 @@ RECORD_ARRAYS = (
 #: Rows per frame: inspect reads one row, so larger frames than the result blocks' 8 cost
 #: little (about 12 us to decompress 16 rows on Mathlib) and compress better (8 rows: 22.9 MB).
 RECORD_BLOCK_ROWS = 16
-#: Positions read from the database per query (a multiple of `RECORD_BLOCK_ROWS`).
-_CHUNK_ROWS = 512 * RECORD_BLOCK_ROWS
 # A JSON merge patch (RFC 7386) whose nulls delete keys: the rest of the line stays as stored.
 _DROPPED = json.dumps(dict.fromkeys(("record", *RESULT_FIELDS)))
-_ROWS_SQL = f"SELECT json_merge_patch(record, '{_DROPPED}')::VARCHAR AS row FROM declarations WHERE pos >= $first AND pos < $stop ORDER BY pos"
+# No ORDER BY: rows come in insertion order, which is position order (`rows.write_blocks` checks).
+_ROWS_SQL = f"SELECT pos, json_merge_patch(record, '{_DROPPED}')::VARCHAR AS row FROM declarations"
 _CLASSES_SQL = (
     "SELECT d.pos::INTEGER AS pos, count(*)::INTEGER AS instances FROM instances i "
     "JOIN declarations d ON d.name = i.class_name GROUP BY d.pos ORDER BY d.pos"
 )
-_CODEC = "zstd"
-_LEVEL = 3
-
-
-def _codec() -> pa.Codec:
-    return pa.Codec(_CODEC, compression_level=_LEVEL)
-
-
 def name_hash(name: bytes) -> int:
     """The 64-bit key of a printed name's UTF-8 bytes (BLAKE2b, 8 bytes, little-endian): stable
     across processes and machines, unlike Python's `hash`."""
@@ -78,42 +67,19 @@ def name_hash(name: bytes) -> int:
 def write_records(con: duckdb.DuckDBPyConnection, names: np.ndarray, name_starts: np.ndarray) -> dict[str, np.ndarray]:
     """The `RECORD_ARRAYS` from the serving database `con` (tables `declarations`: pos 0..n-1,
     record JSON line; `instances`: pos, class_name) and the index's `names` (uint8: each name
-    after a NUL, a final NUL) and `name_starts` (int64, n+1). Memory: one query of
-    `_CHUNK_ROWS` lines at a time, the compressed frames, and 20 bytes per declaration. Raises
-    `ValueError` when the positions are not 0..n-1 or the names are not n."""
+    after a NUL, a final NUL) and `name_starts` (int64, n+1). Memory: `rows.write_blocks`'s, and
+    20 bytes per declaration. Raises `ValueError` when the positions are not 0..n-1 or the names
+    are not n."""
     [(count,)] = con.execute("SELECT count(*) FROM declarations").fetchall()
     if len(name_starts) != count + 1:
         raise ValueError(f"declarations has {count} rows, the names {len(name_starts) - 1}")
-    with duckdb_memory_limit(con):
-        arrays = _record_blocks(con, count)
+    blocks, starts, row_offsets = write_blocks(con, _ROWS_SQL, RECORD_BLOCK_ROWS)
+    arrays = {"record_blocks": blocks, "record_block_starts": starts, "record_row_offsets": row_offsets}
     arrays.update(_name_hashes(names, name_starts))
     classes = con.execute(_CLASSES_SQL).fetchnumpy()
     arrays["class_positions"] = np.asarray(classes["pos"], dtype=np.int32)
     arrays["class_instance_counts"] = np.asarray(classes["instances"], dtype=np.int32)
     return arrays
-
-
-def _record_blocks(con: duckdb.DuckDBPyConnection, count: int) -> dict[str, np.ndarray]:
-    """`record_blocks`, `record_block_starts` and `record_row_offsets` of `count` lines."""
-    row_offsets = np.zeros(count + 1, dtype=np.int64)
-    frames: list[bytes] = []
-    codec = _codec()
-    for first in range(0, count, _CHUNK_ROWS):
-        stop = min(first + _CHUNK_ROWS, count)
-        # The Arrow column's data buffer is the rows' text and its offsets the rows' offsets.
-        column = con.sql(_ROWS_SQL, params={"first": first, "stop": stop}).to_arrow_table().column("row").combine_chunks().cast(pa.large_string())
-        if len(column) != stop - first:
-            raise ValueError(f"declarations has {len(column)} rows at positions {first}..{stop - 1}, not {stop - first}")
-        offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset : column.offset + len(column) + 1]
-        data = np.frombuffer(column.buffers()[2], dtype=np.uint8)
-        row_offsets[first + 1 : stop + 1] = row_offsets[first] + (offsets[1:] - offsets[0])
-        # `first` is a multiple of RECORD_BLOCK_ROWS, so the chunk's blocks are the store's.
-        bounds = offsets[np.append(np.arange(0, len(column), RECORD_BLOCK_ROWS), len(column))]
-        frames.extend(codec.compress(data[int(a) : int(b)].tobytes(), asbytes=True) for a, b in pairwise(bounds))
-    starts = np.zeros(len(frames) + 1, dtype=np.int64)
-    np.cumsum([len(f) for f in frames], out=starts[1:])
-    pa.default_memory_pool().release_unused()
-    return {"record_blocks": np.frombuffer(b"".join(frames), dtype=np.uint8), "record_block_starts": starts, "record_row_offsets": row_offsets}
 
 
 def _name_hashes(names: np.ndarray, name_starts: np.ndarray) -> dict[str, np.ndarray]:
@@ -151,13 +117,10 @@ def find_name(hashes: np.ndarray, positions: np.ndarray, names: np.ndarray, name
 def read_record(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.ndarray, position: int) -> dict[str, Any]:
     """The stored fields of the record at `position` (a valid position) beyond the result
     fields, as `{field: value}`, from `record_blocks`, `record_block_starts` and
-    `record_row_offsets` of one catalog: one frame decompressed, one row decoded. Raises
-    `pyarrow.lib.ArrowIOError` for a corrupt frame (a verified catalog's digests rule that out)."""
-    block = position // RECORD_BLOCK_ROWS
-    base = int(row_offsets[block * RECORD_BLOCK_ROWS])
-    size = int(row_offsets[min((block + 1) * RECORD_BLOCK_ROWS, len(row_offsets) - 1)]) - base
-    text = _codec().decompress(blocks[int(block_starts[block]) : int(block_starts[block + 1])], decompressed_size=size, asbytes=True)
-    return json.loads(text[int(row_offsets[position]) - base : int(row_offsets[position + 1]) - base])
+    `record_row_offsets` of one catalog (`rows.read_rows`: one frame decompressed, one row
+    decoded). Raises `pyarrow.lib.ArrowIOError` for a corrupt frame (a verified catalog's digests
+    rule that out)."""
+    return read_rows(blocks, block_starts, row_offsets, RECORD_BLOCK_ROWS, (position,))[position]
 
 
 def instance_count(class_positions: np.ndarray, counts: np.ndarray, position: int) -> int:

@@ -18,6 +18,7 @@ Reading a row costs one small frame (about 15 us) and a `json.loads`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -60,32 +61,42 @@ def _codec() -> pa.Codec:
 
 def write_result_rows(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
     """The three `RESULT_ARRAYS` from the `declarations` table of `con` (pos, record JSON line;
-    the positions are 0..n-1 in insertion order, as the builder writes them). A field a record
-    lacks (a catalog from before the links) is stored as null.
+    the positions are 0..n-1 in insertion order, as the builder writes them), through
+    `write_blocks`. A field a record lacks (a catalog from before the links) is stored as null.
+    Raises `ValueError` as `write_blocks`."""
+    blocks, starts, row_offsets = write_blocks(con, _ROWS_SQL, BLOCK_ROWS)
+    return {"result_blocks": blocks, "result_block_starts": starts, "result_row_offsets": row_offsets}
 
-    Memory: one streamed batch of `BATCH_ROWS` rows at a time, plus the compressed blocks and
-    the row offsets (8 bytes per row); DuckDB's memory limit is `memory.READ_MEMORY_LIMIT` meanwhile,
+
+def write_blocks(con: duckdb.DuckDBPyConnection, sql: str, block_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A block store of the rows `sql` gives (columns `pos` and `row`, one row of text per
+    position of the `declarations` table, in position order): (frames uint8, frame starts int64
+    with blocks+1 entries, row offsets int64 with n+1 entries), `block_rows` consecutive
+    positions per zstd frame (the layout the module docstring describes; `read_rows` reads it).
+
+    Memory: one streamed batch of `BATCH_ROWS` rows at a time, plus the compressed frames and the
+    row offsets (8 bytes per row); DuckDB's memory limit is `memory.READ_MEMORY_LIMIT` meanwhile,
     and restored after. Raises `ValueError` when the rows do not come in position order 0..n-1
     (the builder writes no such table)."""
     [(count,)] = con.execute("SELECT count(*) FROM declarations").fetchall()
     with duckdb_memory_limit(con):
-        row_offsets, frames = _compressed_rows(con, count)
+        row_offsets, frames = _compressed_rows(con, sql, count, block_rows)
     starts = np.zeros(len(frames) + 1, dtype=np.int64)
     np.cumsum([len(f) for f in frames], out=starts[1:])
     blocks = np.frombuffer(b"".join(frames), dtype=np.uint8)
     release_freed_memory()
-    return {"result_blocks": blocks, "result_block_starts": starts, "result_row_offsets": row_offsets}
+    return blocks, starts, row_offsets
 
 
-def _compressed_rows(con: duckdb.DuckDBPyConnection, count: int) -> tuple[np.ndarray, list[bytes]]:
-    """The row offsets (int64, count+1) and the zstd frame of each block of `BLOCK_ROWS`
-    positions, from `_ROWS_SQL` streamed in batches (which need not align with blocks)."""
+def _compressed_rows(con: duckdb.DuckDBPyConnection, sql: str, count: int, block_rows: int) -> tuple[np.ndarray, list[bytes]]:
+    """The row offsets (int64, count+1) and the zstd frame of each block of `block_rows`
+    positions, from `sql` streamed in batches (which need not align with blocks)."""
     codec = _codec()
     row_offsets = np.zeros(count + 1, dtype=np.int64)
     frames: list[bytes] = []
     tail = b""  # the text of the rows after the last complete block
     done = 0  # rows read
-    for batch in con.sql(_ROWS_SQL).to_arrow_reader(BATCH_ROWS):
+    for batch in con.sql(sql).to_arrow_reader(BATCH_ROWS):
         size = len(batch)
         if done + size > count or not np.array_equal(batch.column("pos").to_numpy(zero_copy_only=False), np.arange(done, done + size)):
             raise ValueError(f"declarations rows do not come in position order 0..{count - 1} (at row {done})")
@@ -94,11 +105,11 @@ def _compressed_rows(con: duckdb.DuckDBPyConnection, count: int) -> tuple[np.nda
         column = batch.column("row").cast(pa.large_string())
         offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset : column.offset + size + 1]
         row_offsets[done + 1 : done + size + 1] = row_offsets[done] + (offsets[1:] - offsets[0])
-        tail_start = int(row_offsets[done - done % BLOCK_ROWS])
+        tail_start = int(row_offsets[done - done % block_rows])
         tail += memoryview(column.buffers()[2])[int(offsets[0]) : int(offsets[-1])] if size else b""
         done += size
-        complete = done - done % BLOCK_ROWS
-        bounds = row_offsets[(done - size) // BLOCK_ROWS * BLOCK_ROWS : complete + 1 : BLOCK_ROWS] - tail_start
+        complete = done - done % block_rows
+        bounds = row_offsets[(done - size) // block_rows * block_rows : complete + 1 : block_rows] - tail_start
         frames.extend(codec.compress(tail[int(a) : int(b)], asbytes=True) for a, b in pairwise(bounds))
         tail = tail[int(bounds[-1]) :] if len(bounds) else tail
     if done != count:
@@ -111,17 +122,24 @@ def _compressed_rows(con: duckdb.DuckDBPyConnection, count: int) -> tuple[np.nda
 def read_result_rows(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.ndarray, positions: np.ndarray) -> dict[int, dict[str, Any]]:
     """The result fields of each of `positions` (int array of valid positions, any order,
     repeats allowed) as `{position: {field: value}}` over `RESULT_FIELDS`, from the three
-    `RESULT_ARRAYS` of one catalog (`blocks` uint8, `block_starts` and `row_offsets` int64 byte
-    offsets); each block is decompressed once. Raises `pyarrow.lib.ArrowIOError` for a corrupt
-    frame (a verified catalog's digests rule that out)."""
+    `RESULT_ARRAYS` of one catalog (`read_rows` with `BLOCK_ROWS`)."""
+    return read_rows(blocks, block_starts, row_offsets, BLOCK_ROWS, positions)
+
+
+def read_rows(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.ndarray, block_rows: int, positions: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Each of `positions` (valid positions, any order, repeats allowed) decoded as
+    `{position: row}` from a block store `write_blocks` wrote with `block_rows` (`blocks` uint8,
+    `block_starts` and `row_offsets` int64 byte offsets); each block is decompressed once.
+    Raises `pyarrow.lib.ArrowIOError` for a corrupt frame (a verified catalog's digests rule
+    that out)."""
     codec = _codec()
     found: dict[int, dict[str, Any]] = {}
     block, text, base = -1, b"", 0
     for pos in sorted({int(p) for p in positions}):
-        if pos // BLOCK_ROWS != block:
-            block = pos // BLOCK_ROWS
-            base = int(row_offsets[block * BLOCK_ROWS])
-            size = int(row_offsets[min((block + 1) * BLOCK_ROWS, len(row_offsets) - 1)]) - base
+        if pos // block_rows != block:
+            block = pos // block_rows
+            base = int(row_offsets[block * block_rows])
+            size = int(row_offsets[min((block + 1) * block_rows, len(row_offsets) - 1)]) - base
             text = codec.decompress(blocks[int(block_starts[block]) : int(block_starts[block + 1])], decompressed_size=size, asbytes=True)
         found[pos] = json.loads(text[int(row_offsets[pos]) - base : int(row_offsets[pos + 1]) - base])
     return found
