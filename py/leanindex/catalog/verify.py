@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from .files import (
     CatalogFolder,
     DeadlineExceeded,
     FileChanged,
+    read_small_json,
     run_with_deadline,
 )
 from .index import INDEX_DIR
@@ -136,26 +135,13 @@ def _recorded(paths: CatalogPaths, link: str | None, manifest_stamp: tuple[int, 
     shape is ignored (logged): the files are then all hashed."""
     if paths.staged is not None:
         return {}
-    path = record_path(paths)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        data = read_small_json(record_path(paths), MAX_RECORD_BYTES)
     except FileNotFoundError:
         return {}
-    except OSError as error:
-        log.warning("verification record of profile %r unreadable (%s): every file is hashed", paths.profile, error.strerror)
+    except (OSError, ValueError) as error:
+        log.warning("verification record of profile %r unreadable (%s): every file is hashed", paths.profile, error)
         return {}
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECORD_BYTES:
-            log.warning("verification record of profile %r is not a small regular file: every file is hashed", paths.profile)
-            return {}
-        with open(fd, "rb", closefd=False) as handle:
-            data = json.loads(handle.read(MAX_RECORD_BYTES + 1))
-    except (OSError, ValueError, RecursionError) as error:
-        log.warning("verification record of profile %r unreadable (%s): every file is hashed", paths.profile, type(error).__name__)
-        return {}
-    finally:
-        os.close(fd)
     if not isinstance(data, dict) or data.get("link") != link or data.get("manifest") != list(manifest_stamp) or not isinstance(data.get("files"), dict):
         return {}
     return data["files"]

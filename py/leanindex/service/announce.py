@@ -16,9 +16,10 @@ import json
 import logging
 import os
 import socket
-import stat
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from ..catalog.files import read_small_json
 
 log = logging.getLogger("leanindex.service")
 
@@ -117,15 +118,9 @@ def _modified(path: Path) -> int:
 def _read(path: Path) -> tuple[str, int, bool] | None:
     """(url, pid, token_required) of one announcement, or None (logged) when it is not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ANNOUNCEMENT_BYTES:
-            raise ValueError("not a small regular file")
-        with open(fd, "rb", closefd=False) as handle:
-            data = json.loads(handle.read(MAX_ANNOUNCEMENT_BYTES + 1))
+        data = read_small_json(path, MAX_ANNOUNCEMENT_BYTES)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
         url, pid, token_required = data["url"], data["pid"], data["token_required"]
         if not isinstance(url, str):
             raise ValueError("its url is not text")
@@ -141,11 +136,9 @@ def _read(path: Path) -> tuple[str, int, bool] | None:
             or type(token_required) is not bool
         ):
             raise ValueError("not an announcement")
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
-        log.warning("skipping %s: %s", path.name, type(error).__name__ if isinstance(error, RecursionError) else error)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        log.warning("skipping %s: %s", path.name, error)
         return None
-    finally:
-        os.close(fd)
     return url, pid, token_required
 
 
