@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import stat
 import threading
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from ..errors import ErrorCode, LeanIndexError
+from ..small_files import HOSTILE_OPEN_FLAGS
 from .layout import DATABASE_WAL_FILE, MANIFEST_FILE, CatalogPaths, catalog_file_problem
 
 T = TypeVar("T")
@@ -102,30 +102,6 @@ def _file_kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
-
-
-def _open_flags() -> int:
-    return os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-
-
-def read_small_json(path: Path, max_bytes: int) -> object:
-    """The JSON value of `path`, read as hostile input: the file itself (a link is not followed),
-    a regular file (a FIFO is refused without waiting for a writer) of at most `max_bytes`.
-    Raises `FileNotFoundError` when there is none, `OSError` when it cannot be read, `ValueError`
-    when it is no small regular file or not JSON (nesting too deep for the parser included)."""
-    fd = os.open(path, _open_flags())
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            raise ValueError(f"not a regular file of at most {max_bytes} bytes")
-        with open(fd, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
-        try:
-            return json.loads(data)
-        except RecursionError:
-            raise ValueError("JSON nested too deeply") from None
-    finally:
-        os.close(fd)
 
 
 class FileChanged(OSError):
@@ -306,9 +282,9 @@ class CatalogFolder:
         try:
             at = self._dir
             for folder in folders:
-                at = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | _open_flags(), dir_fd=at)
+                at = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | HOSTILE_OPEN_FLAGS, dir_fd=at)
                 opened.append(at)
-            fd = os.open(name, _open_flags(), dir_fd=at)
+            fd = os.open(name, HOSTILE_OPEN_FLAGS, dir_fd=at)
         except OSError as error:
             if error.errno == errno.ENOENT:
                 raise self.refusal(relative, "is missing") from None

@@ -12,13 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ErrorCode, LeanIndexError
+from ..small_files import read_small_json
 from .files import (
     STALL_S,
     CatalogFile,
     CatalogFolder,
     DeadlineExceeded,
     FileChanged,
-    read_small_json,
     run_with_deadline,
 )
 from .index import INDEX_DIR

@@ -19,7 +19,7 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..catalog.files import read_small_json
+from ..small_files import read_small_json
 
 log = logging.getLogger("leanindex.service")
 
