@@ -26,7 +26,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
@@ -69,7 +69,7 @@ def link_target(paths: CatalogPaths) -> str | None:
         return None
 
 
-def catalog_stamps(paths: CatalogPaths, files: list[str]) -> dict[str, object]:
+def catalog_stamps(paths: CatalogPaths, files: Iterable[str]) -> dict[str, object]:
     """What must stay unchanged for a verification to hold: the served manifest's stamp, the
     link target of `catalog/<profile>`, each of `files`' stamp (`path_stamp`), and that of
     DuckDB's write-ahead log (None: there is none, as verification requires). Stats only."""

@@ -150,7 +150,7 @@ class LoadedCatalog:
 
     def unchanged(self) -> bool:
         """True when no catalog file, link or manifest changed since verification (a few stats)."""
-        return catalog_stamps(self.paths, list(self.manifest.catalog.files)) == self.stamps
+        return catalog_stamps(self.paths, self.manifest.catalog.files) == self.stamps
 
     def close(self) -> None:
         """Retire the catalog: no new lease is granted. The memory maps go with the object."""
