@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import functools
+import os
 import threading
+import time
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -19,11 +22,12 @@ from ..catalog.files import (
 )
 from ..catalog.index import SearchIndex, joined_strings
 from ..catalog.instances import instance_positions, instances_recorded
-from ..catalog.layout import CatalogPaths
+from ..catalog.layout import MANIFEST_FILE, CatalogPaths
 from ..catalog.manifest import Manifest, environment_identity
 from ..catalog.records import instance_count
 from ..catalog.text import TextIndex
 from ..catalog.verify import VerifiedCatalog, verified_catalog
+from ..catalog.watch import CatalogWatch, watched_paths
 from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
 from ..names import NameSyntaxError, format_name, parse_name
@@ -36,6 +40,10 @@ OPEN_TIMEOUT_S = 30.0
 #: Times a verification is tried again when the catalog changed under it (a rebuild switched
 #: the link meanwhile) before the call is refused.
 OPEN_ATTEMPTS = 3
+#: Seconds a quiet change watch (`catalog.watch`) stands for a stamp comparison; past it the
+#: stamps are compared again, for filesystems whose changes inotify does not see (network
+#: mounts, where a `lstat` answers from an attribute cache for as long).
+STAMPS_VALID_S = 1.0
 
 
 def format_components(name: str) -> tuple[str | int, ...]:
@@ -67,16 +75,22 @@ class LoadedCatalog:
 
     paths: CatalogPaths
     manifest: Manifest
-    index: SearchIndex
-    text: TextIndex
-    constant_ids: dict[str, int]
-    constant_names: list[str]
-    modules: list[str]
-    stamps: dict[str, object]
+    # Out of the repr: a failure report must not print (or, for a file truncated under its
+    # map, fault on) hundreds of MiB of arrays.
+    index: SearchIndex = field(repr=False)
+    text: TextIndex = field(repr=False)
+    constant_ids: dict[str, int] = field(repr=False)
+    constant_names: list[str] = field(repr=False)
+    modules: list[str] = field(repr=False)
+    stamps: dict[str, object] = field(repr=False)
     _names: list[str] | None = field(default=None, repr=False)
     _name_table: NameTable | None = field(default=None, repr=False)
     _by_suffix: dict[str, list[str]] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _watch: CatalogWatch | None = field(default=None, repr=False)
+    _watch_started: bool = field(default=False, repr=False)
+    _compared_at: float = field(default=float("-inf"), repr=False)
+    _check_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     leases: Leases = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -149,12 +163,38 @@ class LoadedCatalog:
         )
 
     def unchanged(self) -> bool:
-        """True when no catalog file, link or manifest changed since verification (a few stats)."""
-        return catalog_stamps(self.paths, self.manifest.catalog.files) == self.stamps
+        """True when no catalog file, link or manifest changed since verification.
+
+        The first call starts a change watch (`catalog.watch`) and then compares every stamp
+        (`files.catalog_stamps`: one `lstat` per file, 65 on Mathlib); later calls skip the
+        comparison while the watch is quiet and the last comparison is under `STAMPS_VALID_S`
+        old (one `ioctl`), and compare again otherwise. Without a watch every call compares."""
+        with self._check_lock:
+            now = time.monotonic()
+            watch = self._watch
+            if watch is not None and watch.quiet() and now - self._compared_at < STAMPS_VALID_S:
+                return True
+            if not self._watch_started:
+                # Before the comparison: a change after it is then an event.
+                self._watch_started = True
+                files = [*self.manifest.catalog.files, MANIFEST_FILE]
+                self._watch = watch = CatalogWatch.start(watched_paths(os.fspath(self.paths.catalog_dir), files))
+                if watch is not None:
+                    weakref.finalize(self, watch.close)
+            elif watch is not None:
+                watch.quiet()  # drain what the comparison below covers
+            same = catalog_stamps(self.paths, self.manifest.catalog.files) == self.stamps
+            self._compared_at = now if same else float("-inf")
+            return same
 
     def close(self) -> None:
-        """Retire the catalog: no new lease is granted. The memory maps go with the object."""
+        """Retire the catalog: no new lease is granted; its change watch ends. The memory maps
+        go with the object."""
         self.leases.retire()
+        with self._check_lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
 
     def identity(self) -> EnvironmentIdentity:
         """The environment identity every response carries."""
