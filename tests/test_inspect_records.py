@@ -1,6 +1,7 @@
 """Inspect from the memory-mapped index (`catalog.records`): every answer equals the one built
-from the database's stored record line (the sample catalog whole, a random sample of the shipped
-core catalog), a tampered record file is refused, and the name look-up agrees with a dict."""
+from the stream line the builder was given (the sample catalog whole; a random sample of the
+shipped core catalog, its lines converted again from the embedded archive), a tampered record file
+is refused, and the name look-up agrees with a dict."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import json
 import random
 from pathlib import Path
 
-import duckdb
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from embedded_support import DemoRun
 from leanindex.catalog.layout import connect_duckdb
 from leanindex.catalog.records import find_name, name_hash, write_records
-from leanindex.embedded import EMBEDDED_PROFILE
+from leanindex.docgen.importer import collect_docgen, docgen_stream
+from leanindex.embedded import CORE_ROOTS, EMBEDDED_LEAN_VERSION, EMBEDDED_PROFILE, embedded_archive
 from leanindex.engine import Engine
 from leanindex.engine.loaded import LoadedCatalog
 from leanindex.models import INSPECT_RECORD_FIELDS, DeclarationFlags, ExistsRequest, InspectManyRequest, InspectRequest, InspectResponse
@@ -26,16 +27,15 @@ from leanindex.sample import sample_stream_path
 from streamkit import build
 
 
-def _database_answer(con: duckdb.DuckDBPyConnection, catalog: LoadedCatalog, name: str, found: InspectResponse) -> InspectResponse:
-    """The answer as built from the catalog database's (`con`) stored line (`SELECT record ...
-    WHERE name = ?`) and its instance table; `uses` and `used_by_count` (index postings,
-    unchanged) are taken from `found`."""
-    [(line,)] = con.execute("SELECT record FROM declarations WHERE name = ?", [name]).fetchall()
-    row = json.loads(line)
+def _stored_answer(records: dict[str, dict], catalog: LoadedCatalog, name: str, found: InspectResponse) -> InspectResponse:
+    """The answer as built from `records` (name -> the declaration's stream line as the builder
+    was given it); the instance count is counted in `records` too; `uses` and `used_by_count` (index postings, unchanged) are taken from
+    `found`."""
+    row = records[name]
     instance_count = found.instance_count
-    [(unrecorded,)] = con.execute("SELECT count(*) FROM instances WHERE class_name IS NULL").fetchall()
-    if row.get("is_class") and unrecorded == 0:
-        [(instance_count,)] = con.execute("SELECT count(*) FROM instances WHERE class_name = ?", [name]).fetchall()
+    instances = [r.get("instance_class") for r in records.values() if r.get("is_instance")]
+    if row.get("is_class") and None not in instances:
+        instance_count = instances.count(name)
     return InspectResponse(
         **catalog.identity().model_dump(),
         **{field: row.get(field, DeclarationRecord.model_fields[field].get_default()) for field in INSPECT_RECORD_FIELDS},
@@ -47,15 +47,11 @@ def _database_answer(con: duckdb.DuckDBPyConnection, catalog: LoadedCatalog, nam
     )
 
 
-def _assert_answers_match_database(engine: Engine, profile: str, names: list[str]) -> None:
+def _assert_answers_match_records(engine: Engine, profile: str, records: dict[str, dict], names: list[str]) -> None:
     catalog = engine.catalog(profile)
-    con = connect_duckdb(catalog.paths.database, read_only=True)
-    try:
-        for name in names:
-            found = engine.inspect(InspectRequest(environment=profile, declaration_name=name))
-            assert found.model_dump_json() == _database_answer(con, catalog, name, found).model_dump_json(), name
-    finally:
-        con.close()
+    for name in names:
+        found = engine.inspect(InspectRequest(environment=profile, declaration_name=name))
+        assert found.model_dump_json() == _stored_answer(records, catalog, name, found).model_dump_json(), name
     for first in range(0, len(names), 100):
         batch = names[first : first + 100]
         many = engine.inspect_many(InspectManyRequest(environment=profile, names=batch))
@@ -65,33 +61,39 @@ def _assert_answers_match_database(engine: Engine, profile: str, names: list[str
         assert [(r.exists, r.kind, r.module) for r in exists.results] == [(True, s.kind, s.module) for s in singles]
 
 
-def test_every_sample_declaration_answers_as_its_stored_line(tmp_path: Path) -> None:
-    build(tmp_path, "sample", sample_stream_path().read_bytes().splitlines())
+def test_every_sample_declaration_answers_as_its_stream_line(tmp_path: Path) -> None:
+    lines = sample_stream_path().read_bytes().splitlines()
+    build(tmp_path, "sample", lines)
+    records = {r["name"]: r for r in map(json.loads, lines) if r.get("record") == "declaration"}
     engine = Engine(tmp_path)
     try:
         names = engine.catalog("sample").all_names()
-        assert len(names) > 10
-        _assert_answers_match_database(engine, "sample", names)
+        assert len(names) > 10 and set(names) == set(records)
+        _assert_answers_match_records(engine, "sample", records, names)
     finally:
         engine.close()
 
 
-def test_core_declarations_answer_as_their_stored_lines(embedded_demo: DemoRun) -> None:
+def test_core_declarations_answer_as_their_stream_lines(embedded_demo: DemoRun) -> None:
     assert embedded_demo.returncode == 0, embedded_demo.stderr
+    # The lines `leanindex demo` built from, converted again from the embedded archive.
+    collection = collect_docgen(embedded_archive(), package_roots=sorted(CORE_ROOTS))
+    try:
+        lines = list(docgen_stream(collection, EMBEDDED_LEAN_VERSION))
+    finally:
+        collection.lines.close()
+    records = {r["name"]: r for r in map(json.loads, lines) if r.get("record") == "declaration"}
     engine = Engine(embedded_demo.root)
     try:
         catalog = engine.catalog(EMBEDDED_PROFILE)
         names = catalog.all_names()
-        rng = random.Random(31)
-        con = connect_duckdb(catalog.paths.database, read_only=True)
-        try:
-            classes = [name for (name,) in con.execute("SELECT name FROM declarations WHERE record->>'is_class' = 'true'").fetchall()]
-        finally:
-            con.close()
+        assert set(names) == set(records)
+        classes = [name for name, row in records.items() if row.get("is_class")]
         assert classes and catalog.instances_recorded()
+        rng = random.Random(31)
         # Every class (instance counts from the index) and 1,500 random names.
         picked = sorted({*classes, *rng.sample(names, 1500)})
-        _assert_answers_match_database(engine, EMBEDDED_PROFILE, picked)
+        _assert_answers_match_records(engine, EMBEDDED_PROFILE, records, picked)
     finally:
         engine.close()
 

@@ -102,3 +102,25 @@ def test_kept_masks_stay_within_their_byte_budget(engine: Engine, monkeypatch: p
     index.byte_mask(ord("a"))
     assert [c for c in constants if index.mask_kept(("posting", c, "type"))] == constants[-1:]
     assert index.mask_kept(("byte", ord("a"), True))
+
+
+def test_a_fragment_in_many_names_is_answered_from_its_kept_mask(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = engine.catalog("core").index
+    names = _names(engine)
+    monkeypatch.setattr(filters, "DENSE_FRACTION", 10**9)  # every fragment is "in many names"
+    for fragment, case_sensitive in (("Nat", True), ("nat", False), ("NAT", False), ("nat", True)):
+        term = filters.FragmentTerm(index, fragment, case_sensitive)
+        want = [(fragment in n) if case_sensitive else (fragment.lower() in n.lower()) for n in names]
+        assert term.dense().tolist() == want, (fragment, case_sensitive)
+    # `nat` and `NAT` without case are one mask, apart from `Nat` with case (`nat` with case is
+    # in no name: no mask); the second use of each reads no occurrence.
+    assert index.mask_kept(("fragment", b"nat", False)) and index.mask_kept(("fragment", b"Nat", True))
+    assert not index.mask_kept(("fragment", b"nat", True))
+
+    def refused(*args: object) -> None:
+        raise AssertionError("occurrences looked up although the fragment's mask is kept")
+
+    monkeypatch.setattr(index, "occurrences", refused)
+    assert filters.FragmentTerm(index, "Nat", False).dense().tolist() == ["nat" in n.lower() for n in names]
+    candidates = np.arange(0, index.size, 3, dtype=np.int64)
+    assert filters.FragmentTerm(index, "Nat", True).probe(candidates).tolist() == ["Nat" in names[int(c)] for c in candidates]

@@ -32,6 +32,10 @@ DATABASE_WAL_FILE = DATABASE_FILE + ".wal"
 must not have one (no digest covers it; `verify.verified_catalog` refuses it)."""
 MANIFEST_FILE = "manifest.json"
 BUILDS_FOLDER = ".builds"
+BUILD_DATABASE_FILE = "build.duckdb"
+"""The build's working database (`catalog.builder`): `catalog.duckdb` plus each record's JSON
+line, which the result and record blocks are written from. Removed before a catalog is
+published; never a catalog file."""
 
 
 def catalog_files() -> list[str]:

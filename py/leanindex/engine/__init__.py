@@ -124,11 +124,11 @@ class Engine:
         taken under the profile lock, so no swap can retire it in between. One call verifies a
         profile at a time; the others wait for it (at most `SHARED_WAIT_S`) and share its outcome."""
         profile = normalize_profile(environment)
-        paths = CatalogPaths.of(self.root, profile)
         with self._lock:
             state = self._profiles.get(profile)
         if state is None:
-            self._known(paths, environment)  # before holding anything for an id a client made up
+            # before holding anything for an id a client made up
+            self._known(CatalogPaths.of(self.root, profile), environment)
             with self._lock:
                 state = self._profiles.setdefault(profile, _Profile())
         while True:
@@ -153,6 +153,9 @@ class Engine:
                 shared = opening.error
                 raise LeanIndexError(shared.code, shared.message, dict(shared.details))
         try:
+            # Resolved only here: `CatalogPaths.of` resolves the root (a few stats), which a
+            # call answered by the loaded catalog does not need.
+            paths = CatalogPaths.of(self.root, profile)
             self._known(paths, environment)
             loaded = LoadedCatalog.open(paths)
         except BaseException as error:

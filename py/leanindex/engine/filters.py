@@ -135,10 +135,10 @@ class PostingTerm(PositionsTerm):
 class FragmentTerm(Term):
     """The names containing one `name_contains` fragment. The estimate is its occurrence count
     (the size of its suffix-array range: two binary searches). Whole answers come from its
-    occurrences' owners, or, for a one-byte fragment in at least one name in `DENSE_FRACTION`,
-    from the index's kept mask of that byte. Candidates are probed from that mask when it is
-    kept, else by reading their own names when that costs less than finding every occurrence's
-    owner (`NAME_PROBE_RATIO`)."""
+    occurrences' owners; for a fragment in at least one name in `DENSE_FRACTION`, from a mask the
+    index keeps (`byte_mask` for one byte, `fragment_mask` otherwise). Candidates are probed from
+    that mask when it is kept, else by reading their own names when that costs less than
+    finding every occurrence's owner (`NAME_PROBE_RATIO`)."""
 
     def __init__(self, index: SearchIndex, fragment: str, case_sensitive: bool):
         self.index, self.fragment, self.case_sensitive = index, fragment, case_sensitive
@@ -167,10 +167,20 @@ class FragmentTerm(Term):
 
     def dense(self) -> np.ndarray:
         mask = self._byte_mask()
-        return mask if mask is not None else _scattered(self.occurrences().owners, self.size)
+        if mask is not None:
+            return mask
+        if self.dense_first:
+            return self.index.fragment_mask(self.fragment, self.case_sensitive, lambda: _scattered(self.occurrences().owners, self.size))
+        return _scattered(self.occurrences().owners, self.size)
+
+    def _mask_key(self) -> tuple[object, ...]:
+        if self.byte is not None:
+            return ("byte", self.byte, self.case_sensitive)
+        needle = self.fragment.encode()
+        return ("fragment", needle if self.case_sensitive else needle.lower(), self.case_sensitive)
 
     def probe(self, candidates: np.ndarray) -> np.ndarray:
-        kept = self.byte is not None and self.dense_first and self.index.mask_kept(("byte", self.byte, self.case_sensitive))
+        kept = self.dense_first and self.index.mask_kept(self._mask_key())
         if not kept and self.found is None and len(candidates) * NAME_PROBE_RATIO < self.estimate:
             return self.index.names_contain(candidates, self.fragment, self.case_sensitive)
         return self.dense()[candidates]

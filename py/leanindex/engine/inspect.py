@@ -274,7 +274,7 @@ def _dependencies(catalog: LoadedCatalog, position: int, row: dict[str, Any]) ->
             instance_count = int(((np.asarray(index.flags[heads]) >> FLAG_FIELDS.index("is_instance")) & 1).sum())
     return {
         "uses": sorted({*row["type_constants"], *values}) if recorded and values is not None else None,
-        "used_by_count": (len(index.positions_with_constant(constant_id, "value")) if constant_id is not None else 0) if recorded else None,
+        "used_by_count": (len(index.posting_list(constant_id, "value")) if constant_id is not None else 0) if recorded else None,
         "instance_count": instance_count,
     }
 

@@ -232,7 +232,8 @@ class LoadedCatalog:
         """True when some declaration's type (`where="type"`) or value (`"value"`) mentions
         `constant`."""
         constant_id = self.constant_ids.get(constant)
-        return constant_id is not None and len(self.index.positions_with_constant(constant_id, where)) > 0
+        # The stored list's length: no int64 copy of a list that can hold most of the catalog.
+        return constant_id is not None and len(self.index.posting_list(constant_id, where)) > 0
 
     @cached_property
     def _recorded(self) -> tuple[bool, bool]:
