@@ -118,8 +118,8 @@ def read_record(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.nd
     """The stored fields of the record at `position` (a valid position) beyond the result
     fields, as `{field: value}`, from `record_blocks`, `record_block_starts` and
     `record_row_offsets` of one catalog (`rows.read_rows`: one frame decompressed, one row
-    decoded). Raises `pyarrow.lib.ArrowIOError` for a corrupt frame (a verified catalog's digests
-    rule that out)."""
+    decoded). Raises as `rows.read_rows` for a corrupt frame (a verified catalog's digests rule
+    that out)."""
     return read_rows(blocks, block_starts, row_offsets, RECORD_BLOCK_ROWS, (position,))[position]
 
 

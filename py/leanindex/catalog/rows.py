@@ -12,18 +12,24 @@ frame (pyarrow's codec; pyarrow is pinned, so the bytes are reproducible):
 - `result_row_offsets.npy` (int64, n+1): where each row's JSON starts in the rows' text before
   compression (all blocks' text one after another), so a row is cut out of its block directly.
 
-Reading a row costs one small frame (about 15 us) and a `json.loads`.
+Frames are written with pyarrow's codec and read with `zstandard` (any zstd reader reads them;
+on Mathlib a frame takes 7 us there against 24 us through pyarrow's, mostly its per-call
+buffer wrapping), rows are decoded with `orjson` (3 us a row against 21 us for `json.loads`): a
+page of 20 scattered rows, the usual relevance page, costs about 0.2 ms instead of 0.4.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
+import zstandard
 
 from ..records import SEARCH_RESULT_FIELDS
 from .memory import duckdb_memory_limit, release_freed_memory
@@ -57,6 +63,27 @@ _LEVEL = 3
 
 def _codec() -> pa.Codec:
     return pa.Codec(_CODEC, compression_level=_LEVEL)
+
+
+_readers = threading.local()
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    """This thread's zstd reader (one may not serve two threads at once)."""
+    found: zstandard.ZstdDecompressor | None = getattr(_readers, "decompressor", None)
+    if found is None:
+        found = _readers.decompressor = zstandard.ZstdDecompressor()
+    return found
+
+
+def _decoded(text: bytes) -> Any:
+    """One row's JSON. `orjson` reads every row the builder writes; `json.loads`, the reference
+    reader, decodes the two kinds of JSON text orjson refuses (a lone UTF-16 surrogate escape,
+    an integer beyond 64 bits), to the same value `json.loads` always gave."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def write_result_rows(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
@@ -130,9 +157,10 @@ def read_rows(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.ndar
     """Each of `positions` (valid positions, any order, repeats allowed) decoded as
     `{position: row}` from a block store `write_blocks` wrote with `block_rows` (`blocks` uint8,
     `block_starts` and `row_offsets` int64 byte offsets); each block is decompressed once.
-    Raises `pyarrow.lib.ArrowIOError` for a corrupt frame (a verified catalog's digests rule
-    that out)."""
-    codec = _codec()
+    Raises `zstandard.ZstdError` for a corrupt frame, `ValueError` for a frame of another size
+    than its rows (a verified catalog's digests rule both out)."""
+    reader = _decompressor()
+    frames = memoryview(blocks)  # sliced without a copy
     found: dict[int, dict[str, Any]] = {}
     block, text, base = -1, b"", 0
     for pos in sorted({int(p) for p in positions}):
@@ -140,6 +168,8 @@ def read_rows(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.ndar
             block = pos // block_rows
             base = int(row_offsets[block * block_rows])
             size = int(row_offsets[min((block + 1) * block_rows, len(row_offsets) - 1)]) - base
-            text = codec.decompress(blocks[int(block_starts[block]) : int(block_starts[block + 1])], decompressed_size=size, asbytes=True)
-        found[pos] = json.loads(text[int(row_offsets[pos]) - base : int(row_offsets[pos + 1]) - base])
+            text = reader.decompress(frames[int(block_starts[block]) : int(block_starts[block + 1])], max_output_size=size)
+            if len(text) != size:
+                raise ValueError(f"block {block} holds {len(text)} bytes of rows, not {size}")
+        found[pos] = _decoded(text[int(row_offsets[pos]) - base : int(row_offsets[pos + 1]) - base])
     return found
