@@ -165,3 +165,25 @@ def test_a_file_found_changed_removes_the_record(root: Path, hashed: list[list[s
     with pytest.raises(LeanIndexError) as raised:
         open_once(root)
     assert raised.value.code is ErrorCode.DIGEST_MISMATCH
+
+
+def test_counts_are_read_again_only_when_a_file_is_hashed_again(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from leanindex.catalog import verify
+
+    checked: list[str] = []
+    original = verify._check_counts
+
+    def counting(paths: CatalogPaths, *args: object) -> None:
+        checked.append(paths.profile)
+        original(paths, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verify, "_check_counts", counting)
+    open_once(root)
+    open_once(root)
+    assert len(checked) == 1  # the second open found every file as recorded
+    hidden = CatalogPaths.of(root, "sample").catalog_dir / "index" / "hidden.npy"
+    os.utime(hidden)  # same bytes, a new stamp: hashed again, and the counts with it
+    open_once(root)
+    assert len(checked) == 2
+    verify_catalog(CatalogPaths.of(root, "sample"))  # an explicit verification reads everything
+    assert len(checked) == 3

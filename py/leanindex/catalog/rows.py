@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
-import pyarrow as pa
 import zstandard
 
 from ..records import SEARCH_RESULT_FIELDS
@@ -36,6 +35,7 @@ from .memory import duckdb_memory_limit, release_freed_memory
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
 
 #: The record fields stored per row: a search result's (`records.SEARCH_RESULT_FIELDS`), and
 #: `components`, which gives the namespace (`names.printed_namespace`).
@@ -62,6 +62,9 @@ _LEVEL = 3
 
 
 def _codec() -> pa.Codec:
+    # Imported here: the build writes with pyarrow's codec, serving reads with zstandard.
+    import pyarrow as pa
+
     return pa.Codec(_CODEC, compression_level=_LEVEL)
 
 
@@ -77,9 +80,19 @@ def _decompressor() -> zstandard.ZstdDecompressor:
 
 
 def _decoded(text: bytes) -> Any:
-    """One row's JSON. `orjson` reads every row the builder writes; `json.loads`, the reference
-    reader, decodes the two kinds of JSON text orjson refuses (a lone UTF-16 surrogate escape,
-    an integer beyond 64 bits), to the same value `json.loads` always gave."""
+    """One row's JSON, as `json.loads` (the reference reader) gives it: read by `orjson`, and by
+    `json.loads` when orjson refuses the text (a lone UTF-16 surrogate escape) or may have read
+    an integer as a float. orjson reads an integer outside [-2**63, 2**64) as a float; the one
+    field of a row that can hold such an integer is a name's numeric component (`components`,
+    any natural number; a range's line and column are at most 2**31 - 1, `records.Position`),
+    so a float there sends the row to `json.loads`."""
+    try:
+        row = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    if isinstance(row, dict) and any(type(c) is float for c in row.get("components") or ()):
+        return json.loads(text)
+    return row
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -118,7 +131,10 @@ def write_blocks(con: duckdb.DuckDBPyConnection, sql: str, block_rows: int) -> t
 def _compressed_rows(con: duckdb.DuckDBPyConnection, sql: str, count: int, block_rows: int) -> tuple[np.ndarray, list[bytes]]:
     """The row offsets (int64, count+1) and the zstd frame of each block of `block_rows`
     positions, from `sql` streamed in batches (which need not align with blocks)."""
+    import pyarrow as pa
+
     codec = _codec()
+    large_string = pa.large_string()
     row_offsets = np.zeros(count + 1, dtype=np.int64)
     frames: list[bytes] = []
     tail = b""  # the text of the rows after the last complete block
@@ -129,7 +145,7 @@ def _compressed_rows(con: duckdb.DuckDBPyConnection, sql: str, count: int, block
             raise ValueError(f"declarations rows do not come in position order 0..{count - 1} (at row {done})")
         # The Arrow string column's data buffer is already the rows' text and its offsets the
         # rows' offsets: no Python object per row.
-        column = batch.column("row").cast(pa.large_string())
+        column = batch.column("row").cast(large_string)
         offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset : column.offset + size + 1]
         row_offsets[done + 1 : done + size + 1] = row_offsets[done] + (offsets[1:] - offsets[0])
         tail_start = int(row_offsets[done - done % block_rows])
