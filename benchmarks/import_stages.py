@@ -11,7 +11,8 @@ process and of every descendant (the conversion's and the text index's workers; 
 `spawn`, since the sampler is a second thread, so no page is shared between them and the sum is
 what the tree holds) and records per stage (`collect_docgen`, then the builder's `_write_tables`,
 `_write_database`, `write_index_from` — every index array and the text index; the stages inside
-it, `write_ranking`, `write_result_rows`, `write_records`, `write_text_index`, are listed on their
+it, `write_ranking`, `write_result_rows`, `write_records`, `_write_served_database` (the
+catalog's `catalog.duckdb` copied from the build database), `write_text_index`, are listed on their
 own and their memory is theirs, not `write_index_from`'s — and `_manifest`; `other`: outside
 these) its wall and CPU seconds (this process's and its finished children's) and the
 largest sum it saw, in MiB, with each process's share at that moment. A peak between two samples
@@ -49,6 +50,7 @@ STAGES = (
     ("leanindex.catalog.index", "write_ranking"),
     ("leanindex.catalog.index", "write_result_rows"),
     ("leanindex.catalog.index", "write_records"),
+    ("leanindex.catalog.builder", "_write_served_database"),
     ("leanindex.catalog.builder", "write_text_index"),
     ("leanindex.catalog.builder", "_manifest"),
 )
