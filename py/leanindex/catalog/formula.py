@@ -22,6 +22,8 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .lexicon import ENTRIES, LATEX_LAYOUT, LATEX_NAMES
 
@@ -210,17 +212,44 @@ def _first_top_level(marks: list[tuple[int, str]], first: int, separator: str) -
 #: Identifier -> (its head before the first dot, the rest with its dot or "", whether the head
 #: is a variable by its spelling (`VARIABLE`), its last component): a catalog's types repeat
 #: their identifiers, and reading one costs more than looking it up. Cleared when it grows past
-#: `IDENT_CACHE_LIMIT` entries, so its memory stays bounded.
+#: `ident_cache_limit` entries, so its memory stays bounded.
 IDENTS: dict[str, tuple[str, str, bool, str]] = {}
+#: Entries a cache of identifiers (`IDENTS`, `text.Words`' caches) holds at most in a serving
+#: process, where queries fill it: a few MB each.
 IDENT_CACHE_LIMIT = 32_768
+#: The same while a build reads a catalog's types (`build_caches`): the constants its types
+#: mention are Zipf-distributed over far more than `IDENT_CACHE_LIMIT` identifiers (60,000 in
+#: the synthetic benchmark's catalog, more in Mathlib's), and a cache cleared whenever it is
+#: full reads most of them again (a sixth of the text index's CPU time at 200,000 declarations
+#: on an idle machine, a quarter on a loaded one). Each worker's caches then hold about 50 MB more.
+BUILD_IDENT_CACHE_LIMIT = 262_144
+#: The limit in force: `IDENT_CACHE_LIMIT`, or `BUILD_IDENT_CACHE_LIMIT` inside `build_caches`.
+ident_cache_limit = IDENT_CACHE_LIMIT
+
+
+@contextmanager
+def build_caches() -> Iterator[None]:
+    """Inside: the caches of identifiers hold up to `BUILD_IDENT_CACHE_LIMIT` entries (a build
+    reading a catalog's types). On leaving, `IDENTS` is emptied if it grew past
+    `IDENT_CACHE_LIMIT` and the limit is back to it, so a process that builds and then serves
+    holds no more than before; a `text.Words` made inside keeps its own caches."""
+    global ident_cache_limit
+    ident_cache_limit = BUILD_IDENT_CACHE_LIMIT
+    try:
+        yield
+    finally:
+        ident_cache_limit = IDENT_CACHE_LIMIT
+        if len(IDENTS) > IDENT_CACHE_LIMIT:
+            IDENTS.clear()
 
 
 def ident_parts(ident: str) -> tuple[str, str, bool, str]:
     """(head, "." + rest or "", head spelled as a variable, last component) of an identifier
-    (`l.length` -> `l`, `.length`, True, `length`), cached in `IDENTS`."""
+    (`l.length` -> `l`, `.length`, True, `length`), cached in `IDENTS` (cleared once it holds
+    `ident_cache_limit` entries)."""
     found = IDENTS.get(ident)
     if found is None:
-        if len(IDENTS) >= IDENT_CACHE_LIMIT:
+        if len(IDENTS) >= ident_cache_limit:
             IDENTS.clear()
         head, dot, rest = ident.partition(".")
         found = IDENTS[ident] = (head, dot + rest, VARIABLE.fullmatch(head) is not None, ident.rpartition(".")[2])
@@ -271,6 +300,9 @@ def keys(tokens: Scanned, bound: set[str]) -> dict[str, int]:
     hypotheses, conclusion = _parts(tokens)
     if not any(t not in _OPEN and t not in _CLOSE and not is_ident(t) and not is_number(t) for t in conclusion):
         return {}
-    whole: dict[str, str] = {}
-    statement = " ".join([*(_numbered(h, bound, whole) + " →" for h in hypotheses), _numbered(conclusion, bound, whole)])
-    return {CONCLUSION: _key("C " + _numbered(conclusion, bound, {})), STATEMENT: _key("S " + statement)}
+    alone = _numbered(conclusion, bound, {})
+    statement = alone  # without hypotheses the statement numbers its variables as the conclusion does
+    if hypotheses:
+        whole: dict[str, str] = {}
+        statement = " ".join([*(_numbered(h, bound, whole) + " →" for h in hypotheses), _numbered(conclusion, bound, whole)])
+    return {CONCLUSION: _key("C " + alone), STATEMENT: _key("S " + statement)}

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from .layout import DECLARATIONS_FILE
 
@@ -47,8 +46,7 @@ def binder_count(signature: str) -> int:
     in_forall = forall_colon = False
     # The names of the groups just closed: binders if a `→` or the signature's `:` follows.
     pending = 0
-    for match in _BINDER_TOKENS.finditer(signature):
-        token = match.group()
+    for token in _BINDER_TOKENS.findall(signature):  # no group: the whole tokens, without a match object each
         if token in _OPENERS:
             if depth == 0:
                 opener, words, colon = token, 0, False
@@ -91,6 +89,8 @@ def write_ranking(con: duckdb.DuckDBPyConnection, catalog_dir: Path, name_length
     """The arrays `binders`, `uses` and `static_rank` of the catalog in `catalog_dir` (its
     `declarations.parquet` and the serving tables of `con`), `name_lengths` being each
     position's printed name length in UTF-8 bytes. Reads the types one row group at a time."""
+    import pyarrow.parquet as pq  # the build's: serving loads no pyarrow
+
     size = len(name_lengths)
     binders = np.zeros(size, dtype=np.uint16)
     parquet = pq.ParquetFile(catalog_dir / DECLARATIONS_FILE)

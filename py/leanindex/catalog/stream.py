@@ -11,8 +11,10 @@ a time: memory does not grow with the stream.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import IO
 
 from pydantic import ValidationError
@@ -46,7 +48,9 @@ class StreamSummary:
 
 
 def _strictly_sorted(values: list[str]) -> bool:
-    return values == sorted(set(values))
+    """Each value below the next (code-point order): sorted and without repeats, checked in
+    one pass without building a set and a sorted copy per record."""
+    return all(map(operator.lt, values, islice(values, 1, None)))
 
 
 def read_stream(
@@ -100,7 +104,7 @@ def read_stream(
         if record.conclusion_constants is not None:
             if not _strictly_sorted(record.conclusion_constants):
                 raise _fail(number, f"conclusion_constants of {record.name!r} are not sorted and unique")
-            if not set(record.conclusion_constants) <= set(record.type_constants):
+            if not set(record.type_constants).issuperset(record.conclusion_constants):
                 raise _fail(number, f"conclusion_constants of {record.name!r} are not all among its type_constants")
         if record.conclusion_head is not None and record.conclusion_head not in (record.conclusion_constants or []):
             raise _fail(number, f"conclusion_head of {record.name!r} is not among its conclusion_constants")
@@ -111,7 +115,9 @@ def read_stream(
         if record.module is not None and record.module not in summary.modules:
             raise _fail(number, f"module {record.module!r} of {record.name!r} is not in the header's module list")
         for key in ("source_url", "doc_url"):
-            checked_link(getattr(record, key), f"line {number}: {key} of {record.name!r}", {"line": number, "field": key})
+            link = getattr(record, key)
+            if link is not None:  # no message built for the records without one
+                checked_link(link, f"line {number}: {key} of {record.name!r}", {"line": number, "field": key})
         previous, previous_name = components, record.name
         summary.count += 1
         yield record, raw

@@ -32,6 +32,7 @@ declaration's name and namespace, so whether a query spells a name is one compar
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 import unicodedata
@@ -42,16 +43,15 @@ from pathlib import Path
 from typing import NamedTuple, cast
 
 import numpy as np
-import pyarrow.parquet as pq
 import Stemmer
 
-from ..workers import worker_pool
 from . import formula
 from .formula import IDENT as _IDENT
 from .formula import VARIABLE as _VARIABLE
 from .formula import binder_names
 from .layout import DECLARATIONS_FILE
 from .lexicon import ENTRIES, LATEX_LAYOUT, LATEX_NAMES
+from .memory import release_freed_memory
 
 TEXT_DIR = "index/text"
 #: The fields of a declaration, in the order their scores are summed.
@@ -251,7 +251,7 @@ class Words:
             if kind == "ident":
                 code = coded.get(piece)
                 if code is None:
-                    if len(coded) >= formula.IDENT_CACHE_LIMIT:
+                    if len(coded) >= formula.ident_cache_limit:
                         coded.clear()
                     code = coded[piece] = _CODE.search(piece) is not None
                 code = code or text[match.start() - 1 : match.start()] == "."
@@ -338,7 +338,7 @@ class Words:
         cache = self._identifiers[name]
         found = cache.get(identifier)
         if found is None:
-            if len(cache) >= formula.IDENT_CACHE_LIMIT:
+            if len(cache) >= formula.ident_cache_limit:
                 cache.clear()  # most last components of names are met once: keep memory bounded
             run = [(w.lower(), self._stem_of(w.lower())) for w in _WORD.findall(identifier)]
             found = cache[identifier] = tuple(t[0] for t in self._phrases(run, _NAME_STOPWORDS if name else self._stopwords, identifier=True))
@@ -424,7 +424,16 @@ class _Part:
 
 def _read_part(parquet_path: Path, row_groups: list[int], first: int) -> _Part:
     """Read row groups `row_groups` (consecutive) of the declarations file, whose first row is
-    catalog position `first`."""
+    catalog position `first`, with the build's larger caches of identifiers
+    (`formula.build_caches`)."""
+    with formula.build_caches():
+        return _read_groups(parquet_path, row_groups, first)
+
+
+def _read_groups(parquet_path: Path, row_groups: list[int], first: int) -> _Part:
+    """`_read_part`'s reading."""
+    import pyarrow.parquet as pq  # the build's: serving loads no pyarrow
+
     words = Words()
     # The negation words first, so every vocabulary has them.
     vocabulary: dict[str, int] = {word: i for i, word in enumerate(NEGATIONS)}
@@ -446,7 +455,8 @@ def _read_part(parquet_path: Path, row_groups: list[int], first: int) -> _Part:
             for key in formula.keys(scanned, bound).values():
                 keys_out.append(key)
                 key_positions.append(position)
-            secondary.append(bool(_SECONDARY.search(t) or _SECONDARY.search(n.rpartition(".")[2])))
+            # `_SECONDARY` needs `self :` or a leading `to`: two cheap tests spare most types a regex scan.
+            secondary.append(bool((("self :" in t or t.startswith("to")) and _SECONDARY.search(t)) or _SECONDARY.search(n.rpartition(".")[2])))
             fields = words.declaration(n, d, t, scanned, bound)
             for field, ids, lengths in outputs:
                 read = fields[field]
@@ -464,6 +474,8 @@ def _read_part(parquet_path: Path, row_groups: list[int], first: int) -> _Part:
 def _read_parts(parquet_path: Path) -> list[_Part]:
     """The declarations file read in parts, in order: one, or for a large catalog one per
     worker (`PARALLEL_FROM`), each a run of consecutive row groups."""
+    import pyarrow.parquet as pq
+
     metadata = pq.ParquetFile(parquet_path).metadata
     sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
     if sum(sizes) < PARALLEL_FROM or len(sizes) < 2:
@@ -475,6 +487,8 @@ def _read_parts(parquet_path: Path) -> list[_Part]:
         runs[min(done * len(runs) // total, len(runs) - 1)].append(group)
         done += rows
     firsts = [sum(sizes[: run[0]]) for run in runs if run]
+    from ..workers import worker_pool  # multiprocessing: for building only
+
     with worker_pool(len(runs)) as pool:
         futures = [pool.submit(_read_part, parquet_path, run, first) for run, first in zip([r for r in runs if r], firsts, strict=True)]
         return [future.result() for future in futures]
@@ -486,8 +500,10 @@ def write_text_index(catalog_dir: Path) -> list[str]:
     files are the same whether the records were read in one part or several (`_read_parts`):
     words are numbered in the order they are first read over the whole catalog (a Python set's
     order would change with the process's hash seed, and so would the files' bytes). Memory: 4
-    bytes per word of every field, plus the vocabulary."""
+    bytes per word of every field, plus the vocabulary, plus, one field at a time, 8 bytes per
+    word of the field and its scoring (`_scores`)."""
     parts = _read_parts(catalog_dir / DECLARATIONS_FILE)
+    release_freed_memory()  # the workers' pickled answers, read and dropped
     vocabulary: dict[str, int] = {}
     remaps: list[np.ndarray] = []
     for part in parts:
@@ -495,12 +511,20 @@ def write_text_index(catalog_dir: Path) -> list[str]:
     out = catalog_dir / TEXT_DIR
     out.mkdir(parents=True, exist_ok=True)
     for field in FIELDS:
-        word_ids = np.concatenate([remap[np.frombuffer(p.ids[field], dtype=np.int32)] for p, remap in zip(parts, remaps, strict=True)])
         lengths = np.concatenate([np.frombuffer(p.lengths[field], dtype=np.int32) for p in parts])
-        for p in parts:  # each field's words are freed once read: only one field is held twice
+        # The occurrence keys are the only copy of the field's words once made: each part's ids
+        # are freed as they are copied in.
+        occurrences = np.empty(int(lengths.sum(dtype=np.int64)), dtype=np.uint64)
+        at = 0
+        for p, remap in zip(parts, remaps, strict=True):
+            ids = remap[np.frombuffer(p.ids[field], dtype=np.int32)]
+            occurrences[at : at + len(ids)] = ids
+            at += len(ids)
             p.ids[field] = p.lengths[field] = array("i")
-        data, indices, indptr = _field_scores(word_ids, lengths, len(vocabulary), *FIELD_PARAMS[field])
-        del word_ids
+            del ids
+        data, indices, indptr = _scores(_with_documents(occurrences, lengths), lengths, len(vocabulary), *FIELD_PARAMS[field])
+        del occurrences
+        release_freed_memory()
         np.save(out / f"{field}.data.npy", data, allow_pickle=False)
         np.save(out / f"{field}.indices.npy", indices, allow_pickle=False)
         np.save(out / f"{field}.indptr.npy", indptr, allow_pickle=False)
@@ -522,35 +546,71 @@ def _field_scores(word_ids: np.ndarray, lengths: np.ndarray, vocabulary_size: in
     avgdl)), avgdl over every document), as a sparse matrix by word: (scores float32,
     positions int32 sorted per word, word offsets int64 with `vocabulary_size + 1` entries).
     `word_ids` holds every document's word ids in document order, `lengths` each document's
-    count of them. Memory: about 10 bytes per word id beyond the arguments (one sorted uint64
-    key per (word, document) occurrence, then the distinct pairs)."""
-    documents = len(lengths)
-    # One key per occurrence, word in the high half and document in the low half: sorted, the
-    # (word, document) pairs come out in order and repeats of a pair (the term frequency) adjoin.
-    keys = word_ids.astype(np.uint64)
+    count of them (int32 both)."""
+    return _scores(_with_documents(word_ids.astype(np.uint64), lengths), lengths, vocabulary_size, k1, b)
+
+
+def _with_documents(keys: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """`keys` (uint64, every occurrence's word id, in document order; `lengths`: each
+    document's count of them) made, in place, one key per occurrence: word in the high half,
+    document in the low half. Sorted, the (word, document) pairs come out in order and repeats
+    of a pair (the term frequency) adjoin."""
     keys <<= np.uint64(32)
-    keys |= np.repeat(np.arange(documents, dtype=np.uint64), lengths)
+    keys |= np.repeat(np.arange(len(lengths), dtype=np.uint32), lengths)  # 4 bytes an occurrence, not 8
+    return keys
+
+
+#: Word occurrences scored at a time by `_scores`: its temporary arrays (about 60 bytes per
+#: occurrence) stay near 120 MB whatever the catalog's size.
+SCORE_SLICE = 1 << 21
+
+
+def _scores(keys: np.ndarray, lengths: np.ndarray, vocabulary_size: int, k1: float, b: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_field_scores` of the occurrence keys `_with_documents` made (sorted here, in place).
+    Sorted, the keys are scored in slices of about `SCORE_SLICE` occurrences, each cut at the
+    start of a (word, document) pair, in two passes (each word's document count, then the
+    scores): memory beyond the keys is one byte per occurrence, the answer's 8 bytes per pair
+    and one slice's arrays. Each score is the formula's float64 arithmetic on its own pair, so
+    slicing changes no bit of it."""
+    documents = len(lengths)
     keys.sort()
-    change = np.empty(len(keys), dtype=np.bool_)
-    if len(keys):
+    total = len(keys)
+    change = np.empty(total, dtype=np.bool_)  # where a (word, document) pair starts
+    if total:
         change[0] = True
         np.not_equal(keys[1:], keys[:-1], out=change[1:])
-    starts = np.flatnonzero(change)
-    del change
-    tf = np.diff(np.append(starts, len(keys)))
-    pairs = keys[starts]
-    del keys, starts
-    words = (pairs >> np.uint64(32)).astype(np.int64)
-    docs = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int32)
-    del pairs
-    df = np.bincount(words, minlength=vocabulary_size)
+    bounds = [0]
+    while bounds[-1] < total:
+        cut = min(bounds[-1] + SCORE_SLICE, total)
+        if cut < total and not change[cut]:
+            ahead = int(np.argmax(change[cut:]))  # the next pair's start, if any
+            cut = cut + ahead if change[cut + ahead] else total
+        bounds.append(cut)
+    slices = list(itertools.pairwise(bounds))
+    df = np.zeros(vocabulary_size, dtype=np.int64)
+    pair_count = 0
+    for lo, hi in slices:
+        words = (keys[lo:hi][change[lo:hi]] >> np.uint64(32)).astype(np.int64)
+        df += np.bincount(words, minlength=vocabulary_size)
+        pair_count += len(words)
     idf = np.log1p((documents - df + 0.5) / (df + 0.5))
     average = float(lengths.mean()) if documents else 0.0
-    norm = k1 * (1 - b + b * lengths[docs] / average) if average else np.full(len(docs), k1)
-    scores = (idf[words] * tf / (tf + norm)).astype(np.float32)
+    scores = np.empty(pair_count, dtype=np.float32)
+    positions = np.empty(pair_count, dtype=np.int32)
+    done = 0
+    for lo, hi in slices:
+        starts = np.flatnonzero(change[lo:hi])
+        tf = np.diff(np.append(starts, hi - lo))
+        pairs = keys[lo:hi][starts]
+        words = (pairs >> np.uint64(32)).astype(np.int64)
+        docs = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int32)
+        norm = k1 * (1 - b + b * lengths[docs] / average) if average else np.full(len(docs), k1)
+        scores[done : done + len(docs)] = (idf[words] * tf / (tf + norm)).astype(np.float32)
+        positions[done : done + len(docs)] = docs
+        done += len(docs)
     indptr = np.zeros(vocabulary_size + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
-    return scores, docs, indptr
+    return scores, positions, indptr
 
 
 @dataclass(frozen=True)
@@ -586,7 +646,12 @@ class TextIndex:
         self.counts = {field: np.load(catalog_dir / file, mmap_mode="r", allow_pickle=False).view(np.ndarray) for field, file in COUNT_FILES.items()}
         self.formula_keys, self.formula_positions = (np.load(catalog_dir / f, mmap_mode="r", allow_pickle=False).view(np.ndarray) for f in FORMULA_FILES)
         self.secondary = np.load(catalog_dir / SECONDARY_FILE, mmap_mode="r", allow_pickle=False).view(np.ndarray)
-        self.words = Words()
+
+    @functools.cached_property
+    def words(self) -> Words:
+        """The reading of query texts (`Words`), built when text is first searched: its lexicon
+        and bm25s's stop words are no cost of a search without words."""
+        return Words()
 
     def with_formula(self, key: int) -> np.ndarray:
         """Sorted positions (int64) whose type has formula key `key` (`catalog.formula`)."""
