@@ -1,23 +1,28 @@
 """Fast start (issue 30): `leanindex --help` and every command's `--help` load none of the engine,
 pyarrow, DuckDB, NumPy, FastAPI or MCP, nor pydantic and the models built with it; the top-level listing shows each command's own summary;
 the option values copied for `--help` (`cli/shown.py`) match their homes; long commands print
-progress lines when stderr is not a terminal. Start-up figures are a benchmark
-(`benchmarks/startup_bench.py`), never timed assertions here."""
+progress lines when stderr is not a terminal. A local query (issue 31) loads only what it uses
+(no bm25s for a search without words, no rich for `--json`, no rapidfuzz without suggestions),
+starts OpenBLAS with one thread and runs with the cycle collector off. Start-up figures are a
+benchmark (`benchmarks/startup_bench.py`), never timed assertions here."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
 
 import leanindex.cli as cli
-from leanindex.cli import progress, shown
+from leanindex.cli import progress, query, shown
 from leanindex.sample import sample_stream_path
+from service_support import sample_root  # noqa: F401  (fixture)
 
 #: Module prefixes a `--help` must not import: the engine and what it stands on, and the servers.
 HEAVY = ("leanindex.engine", "pyarrow", "duckdb", "numpy", "fastapi", "starlette", "mcp", "uvicorn", "leanindex.checker", "leanindex.service.mcp")
@@ -163,3 +168,103 @@ def test_a_build_off_a_terminal_prints_progress_lines(tmp_path, monkeypatch: pyt
         cli.main, ["catalog", "build", "--profile", "sample", "--input", str(sample_stream_path()), "--root", str(tmp_path), "--no-progress"]
     )
     assert quiet.exit_code == 0 and "building sample:" not in quiet.stderr
+
+
+#: Modules a local search by name and namespace with `--json` has no use for: the text search's
+#: bm25s (and its tqdm), the people's rendering (rich), suggestions' rapidfuzz, the builder's
+#: process pool.
+#: The build's libraries (pyarrow, suffix sorting, DuckDB) and those of other kinds of query.
+NOT_FOR_A_NAME_SEARCH = ("bm25s", "tqdm", "rich", "rapidfuzz", "multiprocessing", "pyarrow", "pydivsufsort", "duckdb")
+
+
+def _local_query(root: Path, args: list[str], env: dict[str, str] | None = None) -> dict:
+    """`leanindex ARGS --root ROOT` run in a fresh process on the catalogs under `root` (no
+    server): its exit code, stdout, loaded modules and `$OPENBLAS_NUM_THREADS` at the end."""
+    probe = _PROBE.replace("'modules': sorted(sys.modules)", "'modules': sorted(sys.modules), 'blas': os.environ.get('OPENBLAS_NUM_THREADS')")
+    child = {key: value for key, value in os.environ.items() if key not in ("LEANINDEX_URL", "OPENBLAS_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", "import os\n" + probe, *args, "--root", str(root)], capture_output=True, text=True,
+                          env={**child, **(env or {})})
+    return {**json.loads(done.stderr.strip().splitlines()[-1]), "stdout": done.stdout}
+
+
+def test_a_local_name_search_loads_only_what_it_uses(sample_root: Path) -> None:  # noqa: F811
+    args = ["search", "-e", "sample", "-n", "add", "--namespace", "Nat", "--json"]
+    # The first open verifies every file (pyarrow reads the Parquet footer's count); the next
+    # finds them as its verification record says.
+    assert _local_query(sample_root, args)["code"] == 0
+    found = _local_query(sample_root, args)
+    assert found["code"] == 0 and json.loads(found["stdout"])["results"]
+    assert "leanindex.engine" in found["modules"]
+    assert [module for module in found["modules"] if module.split(".")[0] in NOT_FOR_A_NAME_SEARCH] == []
+    # What it skipped comes when asked for: words, and a table for people.
+    worded = _local_query(sample_root, ["search", "-e", "sample", "--text", "addition commutative"])
+    assert worded["code"] == 0 and "Nat.add_comm" in worded["stdout"]
+    assert "bm25s" in worded["modules"] and "rich" in worded["modules"]
+
+
+def test_a_local_query_starts_openblas_with_one_thread_unless_told(sample_root: Path) -> None:  # noqa: F811
+    # NumPy's OpenBLAS reads the variable once, when the engine loads NumPy.
+    args = ["exists", "-e", "sample", "Nat.add_comm", "--json"]
+    assert _local_query(sample_root, args)["blas"] == "1"
+    assert _local_query(sample_root, args, {"OPENBLAS_NUM_THREADS": "2"})["blas"] == "2"
+
+
+def test_a_local_query_runs_with_the_cycle_collector_off(sample_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    seen: list[bool] = []
+    engine = query.Engine
+
+    def watched(root: str) -> object:
+        seen.append(gc.isenabled())
+        return engine(root)
+
+    monkeypatch.setattr(query, "Engine", watched)
+    monkeypatch.delenv("LEANINDEX_URL", raising=False)
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    for args in (["search", "-e", "sample", "-n", "add"], ["inspect", "-e", "sample", "Nat.add_comm"], ["exists", "-e", "sample", "Nat.add_comn"]):
+        result = CliRunner().invoke(cli.main, [*args, "--root", str(sample_root)])
+        assert result.exit_code in (0, 19), result.output
+        assert "Nat.add_comm" in result.output
+    assert seen == [False, False, False]
+    assert gc.isenabled()  # on again after each command
+    assert gc.get_freeze_count() == frozen  # a caller's process goes on: nothing is frozen for good
+
+
+def test_a_local_query_that_ends_the_process_freezes_what_it_made(sample_root: Path) -> None:  # noqa: F811
+    # Run on the process's own command line (`main()`, as the `leanindex` script does), the
+    # command freezes its objects: the collection at the interpreter's exit skips them.
+    probe = (
+        "import gc, sys\n"
+        "from leanindex.cli import main\n"
+        "own = sys.argv.pop(1) == 'own'\n"
+        "try:\n"
+        "    main() if own else main(sys.argv[1:])\n"
+        "except SystemExit as done:\n"
+        "    code = done.code\n"
+        "print(code, gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "LEANINDEX_URL"}
+    args = ["search", "-e", "sample", "-n", "add", "--json", "--root", str(sample_root)]
+    ended = {}
+    for how in ("own", "given"):
+        done = subprocess.run([sys.executable, "-c", probe, how, *args], capture_output=True, text=True, env=env)
+        code, frozen, enabled = done.stderr.split()[-3:]
+        assert code == "0" and enabled == "True" and "Nat.add_comm" in done.stdout, done.stderr[-2000:]
+        ended[how] = int(frozen)
+    assert ended["given"] == 0 and ended["own"] > 10_000
+
+
+def test_a_name_search_reads_no_constant_or_module_names(sample_root: Path) -> None:  # noqa: F811
+    from leanindex.engine import Engine
+    from leanindex.models import SearchRequest
+
+    engine = Engine(sample_root)
+    try:
+        assert engine.search(SearchRequest(environment="sample", name_contains="add", namespace_prefixes=["Nat"])).results
+        catalog = engine.catalog("sample")
+        lazy = {"constant_names", "constant_ids", "modules"}
+        assert lazy.isdisjoint(vars(catalog))  # read from the maps on first use only
+        assert engine.search(SearchRequest(environment="sample", type_pattern={"constants": ["Nat"]}, module_prefixes=["Init"])).environment
+        assert lazy <= set(vars(catalog)) and catalog.constant_ids["Nat"] == catalog.constant_names.index("Nat")
+    finally:
+        engine.close()

@@ -69,9 +69,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pydivsufsort
 
 from .instances import INSTANCE_ARRAYS, write_instances
 from .memory import release_freed_memory
@@ -148,6 +145,9 @@ def joined_strings(text: np.ndarray, starts: np.ndarray) -> list[str]:
     """The strings of a `names`/`name_starts` layout (`text` uint8: each string after a NUL, a
     final NUL; `starts` int64, n+1), in order; exact for strings holding a NUL too. Raises
     `ValueError` (`pyarrow.ArrowInvalid`) when a string is not UTF-8."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     count = len(starts) - 1
     if count <= 0:
         return []
@@ -161,6 +161,8 @@ def write_index(con: duckdb.DuckDBPyConnection, catalog_dir: Path) -> list[str]:
     """Write the index arrays from the serving tables of `con`; return the file names written
     (relative to `catalog_dir`). Memory: about 6 bytes per byte of printed names, plus the
     posting arrays."""
+    import pydivsufsort  # the build's alone: serving never sorts suffixes
+
     out = catalog_dir / INDEX_DIR
     out.mkdir()
     names = [n.encode() for (n,) in con.execute("SELECT name FROM declarations ORDER BY pos").fetchall()]
@@ -526,6 +528,9 @@ class SearchIndex:
         `case_sensitive=False` ASCII letters match in either case): the names of those
         positions alone are searched (pyarrow over the names array, no copy of the names), so
         the cost follows `len(positions)`, not how often `pattern` occurs in the catalog."""
+        import pyarrow as pa  # here: a search that reads no candidates' names loads no pyarrow
+        import pyarrow.compute as pc
+
         if not len(positions):
             return np.zeros(0, dtype=bool)
         key = "names_arrow" if case_sensitive else "names_folded_arrow"

@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 if TYPE_CHECKING:
     import duckdb
 
@@ -40,6 +38,8 @@ def _malloc_trim() -> Callable[[int], int] | None:
 def release_freed_memory() -> None:
     """Return the memory pyarrow's pool and glibc's `malloc` hold free to the system (a few
     milliseconds; nothing in use is touched)."""
+    import pyarrow as pa  # the build's: serving loads no pyarrow
+
     pa.default_memory_pool().release_unused()
     trim = _malloc_trim()
     if trim is not None:

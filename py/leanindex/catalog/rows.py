@@ -176,7 +176,7 @@ def read_rows(blocks: np.ndarray, block_starts: np.ndarray, row_offsets: np.ndar
     Raises `zstandard.ZstdError` for a corrupt frame, `ValueError` for a frame of another size
     than its rows (a verified catalog's digests rule both out)."""
     reader = _decompressor()
-    frames = memoryview(blocks)  # sliced without a copy
+    frames = memoryview(np.ascontiguousarray(blocks).data)  # sliced without a copy
     found: dict[int, dict[str, Any]] = {}
     block, text, base = -1, b"", 0
     for pos in sorted({int(p) for p in positions}):

@@ -17,6 +17,8 @@ command module imports the engine, pyarrow, DuckDB, FastAPI and MCP only inside 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -64,9 +66,22 @@ COMMAND_SUMMARIES: dict[str, str] = {
 }
 
 
+#: Whether `main` runs on the process's own command line (the `leanindex` script, `python -m
+#: leanindex`), which ends the process when the command does; not for a call with its
+#: arguments (a test's `CliRunner`, a program calling `main([...])`).
+ends_the_process = False
+
+
 class _LazyGroup(click.Group):
     """A group whose commands are imported from `COMMAND_MODULES` on first use; its help lists
     the commands not yet imported with their `COMMAND_SUMMARIES` entry."""
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
+        """click's `main`, noting in `ends_the_process` whether `args` is the process's own
+        command line (None: read from `sys.argv`)."""
+        global ends_the_process
+        ends_the_process = args is None
+        return super().main(args, *rest, **kwargs)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMAND_MODULES})

@@ -10,7 +10,6 @@ from functools import wraps
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
-from rich.console import Console
 
 # Codes and statuses without pydantic: a command's `--help` builds no models (issue 30); pydantic
 # and `validation` are imported on the error paths that need them.
@@ -19,12 +18,36 @@ from ..home import ROOT_ENV, default_root, resolve_root
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from rich.console import Console
+
+    #: Rich consoles for people on standard output and standard error (`__getattr__`).
+    stdout: Console
+    stderr: Console
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-stdout = Console(soft_wrap=True, highlight=False)
-stderr = Console(stderr=True, soft_wrap=True, highlight=False)
+#: The module's consoles, each made on first use (`__getattr__`), and whether it writes to stderr.
+_CONSOLES = {"stdout": False, "stderr": True}
+
+
+def _console(name: str) -> Console:
+    """The console `name` (`stdout` or `stderr`): a rich console for people (soft-wrapped, no
+    highlighting), made on first use and kept as a module attribute, so that a command printing
+    JSON never imports rich (about 25 ms of a command's CPU)."""
+    made = globals().get(name)
+    if made is None:
+        from rich.console import Console
+
+        made = globals().setdefault(name, Console(stderr=_CONSOLES[name], soft_wrap=True, highlight=False))
+    return made
+
+
+def __getattr__(name: str) -> Console:
+    """`output.stdout` and `output.stderr` (`_console`); raises `AttributeError` for other names."""
+    if name not in _CONSOLES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _console(name)
 
 
 def emit_json(model: BaseModel | dict[str, Any]) -> None:
@@ -72,6 +95,7 @@ def handles_errors(json_flag: str | None = "as_json") -> Callable[[Callable[P, R
             if as_json:
                 emit_json(failure.to_dict())
             else:
+                stderr = _console("stderr")
                 stderr.print(f"[bold red]error[/] ({failure.code.value}): {failure.message}", markup=True)
                 suggestions = failure.details.get("suggestions")
                 if suggestions:

@@ -10,9 +10,9 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-from rapidfuzz import fuzz, process
 
 from ..catalog.files import (
     DeadlineExceeded,
@@ -32,10 +32,12 @@ from ..errors import ErrorCode, LeanIndexError
 from ..models import EnvironmentIdentity
 from ..names import NameSyntaxError, format_name, parse_name
 from .lease import Leases
-from .suggest import NameTable
+
+if TYPE_CHECKING:
+    from .suggest import NameTable
 
 #: Seconds the files of a verified catalog may take to open (memory maps, the text index's
-#: vocabulary, the constant and module names); past it the open is given up.
+#: vocabulary); past it the open is given up.
 OPEN_TIMEOUT_S = 30.0
 #: Times a verification is tried again when the catalog changed under it (a rebuild switched
 #: the link meanwhile) before the call is refused.
@@ -62,15 +64,26 @@ def _reason(error: BaseException) -> str:
     return type(error).__name__
 
 
+def _unavailable(profile: str, error: BaseException) -> LeanIndexError:
+    """`catalog_unavailable` for a catalog of `profile` whose files cannot be read (`error`)."""
+    return LeanIndexError(
+        ErrorCode.CATALOG_UNAVAILABLE,
+        f"cannot open the catalog of profile {profile!r} ({_reason(error)})",
+        {"profile": profile},
+    )
+
+
 @dataclass
 class LoadedCatalog:
     """A catalog that passed `verify_catalog`, opened for serving.
 
-    `text` is the BM25 text index. `constant_ids` maps each constant that occurs in some type
-    to its posting-list id; `modules` lists module names by id. Nothing is opened but memory
-    maps and the text index, read-only (no database connection, no cursor per call), so a
-    `LoadedCatalog` may be shared between threads. `leases` counts the calls using it:
-    `close()` retires it (no new lease), and the maps go with the object.
+    `text` is the BM25 text index. `constant_names` lists each constant that occurs in some
+    type by its posting-list id and `constant_ids` maps it to that id; `modules` lists module
+    names by id: the three are read from the index's maps on first use (a name search needs
+    none of them). Nothing is opened but memory maps and the text index, read-only (no
+    database connection, no cursor per call), so a `LoadedCatalog` may be shared between
+    threads. `leases` counts the calls using it: `close()` retires it (no new lease), and the
+    maps go with the object.
     """
 
     paths: CatalogPaths
@@ -79,9 +92,6 @@ class LoadedCatalog:
     # map, fault on) hundreds of MiB of arrays.
     index: SearchIndex = field(repr=False)
     text: TextIndex = field(repr=False)
-    constant_ids: dict[str, int] = field(repr=False)
-    constant_names: list[str] = field(repr=False)
-    modules: list[str] = field(repr=False)
     stamps: dict[str, object] = field(repr=False)
     _names: list[str] | None = field(default=None, repr=False)
     _name_table: NameTable | None = field(default=None, repr=False)
@@ -138,29 +148,37 @@ class LoadedCatalog:
 
     @classmethod
     def _opened(cls, paths: CatalogPaths, verified: VerifiedCatalog) -> LoadedCatalog:
-        """The verified catalog's files opened (memory maps, text index, constant and module
-        names)."""
+        """The verified catalog's files opened (memory maps and the text index; the constant
+        and module names are read from the maps on first use)."""
         try:
             index = SearchIndex.load(paths.catalog_dir)
             text = TextIndex(paths.catalog_dir)
-            constant_names = joined_strings(index.constant_names, index.constant_name_starts)
-            modules = joined_strings(index.module_names, index.module_name_starts)
         except (OSError, ValueError) as error:
-            raise LeanIndexError(
-                ErrorCode.CATALOG_UNAVAILABLE,
-                f"cannot open the catalog of profile {paths.profile!r} ({_reason(error)})",
-                {"profile": paths.profile},
-            ) from None
-        return cls(
-            paths=paths,
-            manifest=verified.manifest,
-            index=index,
-            text=text,
-            constant_ids={name: i for i, name in enumerate(constant_names)},
-            constant_names=constant_names,
-            modules=modules,
-            stamps=verified.stamps,
-        )
+            raise _unavailable(paths.profile, error) from None
+        return cls(paths=paths, manifest=verified.manifest, index=index, text=text, stamps=verified.stamps)
+
+    def _strings(self, text: np.ndarray, starts: np.ndarray) -> list[str]:
+        """`catalog.index.joined_strings` of two index arrays; raises `catalog_unavailable`
+        when they do not hold UTF-8 strings (as opening does for a file it cannot read)."""
+        try:
+            return joined_strings(text, starts)
+        except ValueError as error:
+            raise _unavailable(self.paths.profile, error) from None
+
+    @cached_property
+    def constant_names(self) -> list[str]:
+        """The type constants by posting-list id, read on first use."""
+        return self._strings(self.index.constant_names, self.index.constant_name_starts)
+
+    @cached_property
+    def constant_ids(self) -> dict[str, int]:
+        """Each type constant's posting-list id, built on first use."""
+        return {name: i for i, name in enumerate(self.constant_names)}
+
+    @cached_property
+    def modules(self) -> list[str]:
+        """The module names by id, read on first use."""
+        return self._strings(self.index.module_names, self.index.module_name_starts)
 
     def unchanged(self) -> bool:
         """True when no catalog file, link or manifest changed since verification.
@@ -215,6 +233,8 @@ class LoadedCatalog:
     def name_table(self) -> NameTable:
         """The visible names grouped by last component (`suggest.NameTable`), built on first use
         (one pass over every name; `benchmarks/suggest_bench.py` times it) and kept."""
+        from .suggest import NameTable  # rapidfuzz: for suggestions only
+
         with self._lock:
             if self._name_table is None:
                 self._name_table = NameTable.build(self.all_names_unlocked(), self.index.hidden)
@@ -224,6 +244,8 @@ class LoadedCatalog:
         """Visible names whose last component is closest to `fragment` by edit similarity
         (rapidfuzz; the shortest name per last component), for a name fragment that nothing
         contains (`sqrrt` -> `Nat.sqrt`, `Real.sqrt`...)."""
+        from rapidfuzz import fuzz, process
+
         table = self.name_table()
         found = process.extract(fragment.rsplit(".", 1)[-1], table.lasts, scorer=fuzz.ratio, limit=limit)
         return [table.shortest(match) for match, _score, _key in found]
@@ -295,5 +317,7 @@ class LoadedCatalog:
 
     def close_constants(self, name: str, limit: int = 5) -> list[str]:
         """Known type constants close to `name` by edit similarity (rapidfuzz)."""
+        from rapidfuzz import fuzz, process
+
         found = process.extract(name, self.constant_names, scorer=fuzz.ratio, limit=limit)
         return [match for match, _score, _key in found]
