@@ -376,18 +376,19 @@ def _write_database(build_dir: Path) -> None:
 
 
 def write_index_from(build_dir: Path) -> list[str]:
-    """Write the index arrays of the build database in `build_dir`, then `catalog.duckdb`
-    (`_write_served_database`), then the text index; drop the scratch files. The text index is
-    read after the databases are closed and the other arrays are freed: its worker processes are
-    the build's largest, and nothing else is held meanwhile."""
+    """Write the index arrays of the build database in `build_dir`, then the text index, then
+    `catalog.duckdb` (`_write_served_database`); drop the scratch files. The text index is read
+    after the database is closed and the other arrays are freed, and before DuckDB runs again:
+    its worker processes are the build's largest, and nothing else is held meanwhile."""
     con = connect_duckdb(build_dir / BUILD_DATABASE_FILE, read_only=True)
     try:
         files = write_index(con, build_dir)
     finally:
         con.close()
     (build_dir / "serving.parquet").unlink()
+    files += write_text_index(build_dir)
     _write_served_database(build_dir)
-    return files + write_text_index(build_dir)
+    return files
 
 
 def _write_served_database(build_dir: Path) -> None:
