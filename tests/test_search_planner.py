@@ -124,3 +124,20 @@ def test_a_fragment_in_many_names_is_answered_from_its_kept_mask(engine: Engine,
     assert filters.FragmentTerm(index, "Nat", False).dense().tolist() == ["nat" in n.lower() for n in names]
     candidates = np.arange(0, index.size, 3, dtype=np.int64)
     assert filters.FragmentTerm(index, "Nat", True).probe(candidates).tolist() == ["Nat" in names[int(c)] for c in candidates]
+
+
+def test_a_fragment_started_from_keeps_its_sorted_positions(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = engine.catalog("core").index
+    names = _names(engine)
+    monkeypatch.setattr(filters, "DENSE_FRACTION", 0)  # never a mask first
+    monkeypatch.setattr(filters, "KEPT_FRAGMENT_FRACTION", 10**9)  # every fragment kept
+    for fragment, case_sensitive in (("succ", True), ("SUCC", False)):
+        want = [i for i, n in enumerate(names) if (fragment in n if case_sensitive else fragment.lower() in n.lower())]
+        assert filters.FragmentTerm(index, fragment, case_sensitive).sparse().tolist() == want
+    assert index.mask_kept(("positions", b"succ", True)) and index.mask_kept(("positions", b"succ", False))
+
+    def refused(*args: object) -> None:
+        raise AssertionError("occurrences looked up although the fragment's positions are kept")
+
+    monkeypatch.setattr(index, "occurrences", refused)
+    assert filters.FragmentTerm(index, "Succ", False).sparse().tolist() == [i for i, n in enumerate(names) if "succ" in n.lower()]

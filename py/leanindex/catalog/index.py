@@ -438,9 +438,15 @@ class SearchIndex:
             cache[key] = found
         return found
 
+    def kept_array(self, key: object, build: Callable[[], np.ndarray]) -> np.ndarray:
+        """The array `build()` makes for `key` (read-only), kept among the masks last used
+        (`KEPT_MASK_BYTES` counts its bytes with theirs): e.g. the sorted positions of a name
+        fragment (`("positions", UTF-8 bytes, case_sensitive)`)."""
+        return self._kept_mask(key, build)
+
     def _kept_mask(self, key: object, build: Callable[[], np.ndarray]) -> np.ndarray:
-        """A bool mask over the catalog built by `build`, kept while the most recently used such
-        masks fit in `KEPT_MASK_BYTES` (least recently used dropped first)."""
+        """A bool mask over the catalog (or another array) built by `build`, kept while the most
+        recently used such arrays fit in `KEPT_MASK_BYTES` (least recently used dropped first)."""
         with _KEPT_LOCK:
             kept = self.__dict__.setdefault("_kept_masks", OrderedDict())
             found = kept.get(key)
