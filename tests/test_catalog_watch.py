@@ -97,6 +97,13 @@ def link_switched(catalog: LoadedCatalog) -> None:
     os.replace(fresh, link)
 
 
+def root_replaced(catalog: LoadedCatalog) -> None:
+    # The root renamed away and a copy put in its place: every file the same, every inode new.
+    root = catalog.paths.root
+    os.rename(root, root.with_name(root.name + "-old"))
+    shutil.copytree(root.with_name(root.name + "-old"), root, symlinks=True)
+
+
 def text_file_rewritten(catalog: LoadedCatalog) -> None:
     path = folder(catalog) / "index" / "text" / "vocabulary.json"
     path.write_bytes(path.read_bytes())
@@ -111,6 +118,7 @@ CHANGES: list[Callable[[LoadedCatalog], None]] = [
     manifest_moved_away,
     link_switched,
     text_file_rewritten,
+    root_replaced,
 ]
 
 
@@ -179,17 +187,46 @@ def test_closing_removes_the_watches(tmp_path: Path) -> None:
     before = set(watcher.subscribers)
     catalog = LoadedCatalog.open(CatalogPaths.of(tmp_path, "sample"))
     assert catalog.unchanged()
-    assert len(set(watcher.subscribers) - before) == len(catalog.manifest.catalog.files) + 5  # manifest + 4 folders
+    folders_above = len(Path(catalog.paths.catalog_dir).parent.parents)  # the root's holder up to /
+    # The manifest, 4 folders of the catalog, the folders above (some watched already, by the
+    # other tests' catalogs: watches of one inode are shared).
+    added = set(watcher.subscribers) - before
+    assert len(catalog.manifest.catalog.files) + 5 <= len(added) <= len(catalog.manifest.catalog.files) + 5 + folders_above
     catalog.close()
     assert set(watcher.subscribers) <= before
 
 
 def test_a_missing_path_sets_no_watch(tmp_path: Path) -> None:
-    assert catalog_watch.CatalogWatch.start([str(tmp_path / "absent")]) is None
+    assert catalog_watch.CatalogWatch.start([(str(tmp_path / "absent"), catalog_watch.WATCH_MASK)]) is None
     watcher = catalog_watch._process_watcher()
     assert all(watcher.descriptors.values())  # no half-made subscription kept
 
 
 def test_watched_paths_cover_every_folder() -> None:
-    paths = catalog_watch.watched_paths("/r/catalog/p", ["a.parquet", "index/x.npy", "index/text/y.npy"])
-    assert paths == ["/r/catalog", "/r/catalog/p/", "/r/catalog/p/a.parquet", "/r/catalog/p/index", "/r/catalog/p/index/x.npy", "/r/catalog/p/index/text", "/r/catalog/p/index/text/y.npy"]
+    watched = catalog_watch.watched_paths("/r/catalog/p", ["a.parquet", "index/x.npy", "index/text/y.npy"])
+    full, above = catalog_watch.WATCH_MASK, catalog_watch.ANCESTOR_MASK
+    assert watched == [
+        ("/r/catalog", full), ("/r/catalog/p/", full), ("/r/catalog/p/a.parquet", full), ("/r/catalog/p/index", full),
+        ("/r/catalog/p/index/x.npy", full), ("/r/catalog/p/index/text", full), ("/r/catalog/p/index/text/y.npy", full),
+        ("/r", above), ("/", above),
+    ]
+
+
+def test_a_catalog_does_not_narrow_another_catalogs_watch(tmp_path: Path, comparisons: list[int]) -> None:
+    # A root inside another catalog's folder: the folders above the inner catalog include the
+    # outer catalog's `index/`, which the outer watches for every event; it must keep them.
+    build(tmp_path, "sample", SAMPLE_LINES)
+    outer = LoadedCatalog.open(CatalogPaths.of(tmp_path, "sample"))
+    inner_root = outer.paths.catalog_dir / "index" / "nested"
+    build(inner_root, "sample", SAMPLE_LINES)
+    inner = LoadedCatalog.open(CatalogPaths.of(inner_root, "sample"))
+    try:
+        assert outer.unchanged() and inner.unchanged()
+        assert outer.unchanged()
+        before = len(comparisons)
+        (outer.paths.catalog_dir / "index" / "stray").write_bytes(b"")  # an entry of index/ created
+        assert outer.unchanged()  # compared (the stamps hold): the event reached it
+        assert len(comparisons) == before + 1
+    finally:
+        inner.close()
+        outer.close()

@@ -6,9 +6,14 @@ The notice only ever *adds* comparisons: a catalog with a quiet watch skips the 
 comparison, any event on anything it watches (or a lost event: queue overflow, a watch the
 kernel dropped) sends it back to the full comparison of `files.catalog_stamps`, and where no
 watch can be set (another system, no inotify instance or watch left) every call compares as
-before. Why this is as strict as the stats: the kernel queues an event before the write,
-rename, unlink, chmod or truncate that causes it returns, so a change that a `lstat` after it
-would see is already queued when the next call reads the queue.
+before. The kernel queues an event before the write, rename, unlink, chmod or truncate that
+causes it returns, so a change made through those calls is already queued when the next call
+reads the queue: the catalog's files and folders, the folder holding the `catalog/<profile>`
+link, and every folder above it (a root renamed away and another put in its place) are
+watched. Two changes reach no inotify queue: a write through a memory map opened before the
+watch started, and a mount over a watched folder. The caller compares the stamps at least once
+a second whatever the watch says (`engine.loaded.STAMPS_VALID_S`), which bounds how long either
+goes unseen.
 """
 
 from __future__ import annotations
@@ -28,9 +33,13 @@ _MODIFY, _ATTRIB, _CLOSE_WRITE = 0x2, 0x4, 0x8
 _MOVED_FROM, _MOVED_TO, _CREATE, _DELETE = 0x40, 0x80, 0x100, 0x200
 _DELETE_SELF, _MOVE_SELF = 0x400, 0x800
 _Q_OVERFLOW = 0x4000
-#: What is watched on every path (a file never reports the folder events, nor a folder the
-#: file ones that do not apply to it).
+_MASK_ADD = 0x20000000
+#: What is watched on every path of the catalog (a file never reports the folder events, nor a
+#: folder the file ones that do not apply to it).
 WATCH_MASK = _MODIFY | _ATTRIB | _CLOSE_WRITE | _MOVED_FROM | _MOVED_TO | _CREATE | _DELETE | _DELETE_SELF | _MOVE_SELF
+#: What is watched on the folders above it: only their own move or removal (their other
+#: entries change all the time, and a resolved root has no link among them).
+ANCESTOR_MASK = _DELETE_SELF | _MOVE_SELF
 
 
 class _Watcher:
@@ -49,8 +58,9 @@ class _Watcher:
         self.changed: dict[int, bool] = {}
         self.next_token = 0
 
-    def subscribe(self, paths: Iterable[str]) -> int:
-        """A subscription watching every path (links followed, as the stats go through them);
+    def subscribe(self, watches: Iterable[tuple[str, int]]) -> int:
+        """A subscription watching each (path, event mask) (links followed, as the stats go
+        through them; masks of one inode add up, so one subscription never narrows another's);
         raises `OSError` when a path cannot be watched (missing, no watch left), keeping
         nothing of the half-made subscription."""
         with self.lock:
@@ -59,8 +69,8 @@ class _Watcher:
             self.descriptors[token] = set()
             self.changed[token] = False
             try:
-                for path in paths:
-                    wd = self.notify.add_watch(path, WATCH_MASK)
+                for path, mask in watches:
+                    wd = self.notify.add_watch(path, mask | _MASK_ADD)
                     self.descriptors[token].add(wd)
                     self.subscribers.setdefault(wd, set()).add(token)
             except OSError:
@@ -126,13 +136,13 @@ class CatalogWatch:
         self._token = token
 
     @classmethod
-    def start(cls, paths: Iterable[str]) -> CatalogWatch | None:
-        """Watch `paths` (files and folders); None where no watch can be set (not Linux, no
-        `inotify_simple`, no inotify instance or watch left, a path missing): the caller then
-        compares the stamps on every call, as without a watch."""
+    def start(cls, watches: Iterable[tuple[str, int]]) -> CatalogWatch | None:
+        """Watch each (path, event mask) (`watched_paths`); None where no watch can be set (not
+        Linux, no `inotify_simple`, no inotify instance or watch left, a path missing): the
+        caller then compares the stamps on every call, as without a watch."""
         try:
             watcher = _process_watcher()
-            return cls(watcher, watcher.subscribe(paths))
+            return cls(watcher, watcher.subscribe(watches))
         except (ImportError, AttributeError, OSError) as error:
             log.info("catalog changes are checked by stat on every call (no inotify watch: %s)", type(error).__name__)
             return None
@@ -150,16 +160,22 @@ class CatalogWatch:
             watcher.unsubscribe(self._token)
 
 
-def watched_paths(catalog_dir: str, files: Iterable[str]) -> list[str]:
-    """What a loaded catalog watches: its manifest and each catalog file, the folders they are in
-    (renames over them, a write-ahead log appearing), and the folder holding the
-    `catalog/<profile>` link (a rebuild switching it)."""
+def watched_paths(catalog_dir: str, files: Iterable[str]) -> list[tuple[str, int]]:
+    """What a loaded catalog watches, each with its event mask: its manifest and each catalog
+    file, the folders they are in (renames over them, a write-ahead log appearing) and the folder
+    holding the `catalog/<profile>` link (a rebuild switching it), with `WATCH_MASK`; every folder
+    above that one, up to `/`, with `ANCESTOR_MASK` (`catalog_dir` is under a resolved root)."""
     base = catalog_dir.rstrip(os.sep) + os.sep
-    wanted: dict[str, None] = {os.path.dirname(catalog_dir.rstrip(os.sep)) or os.sep: None, base: None}
+    holder = os.path.dirname(catalog_dir.rstrip(os.sep)) or os.sep
+    wanted: dict[str, int] = {holder: WATCH_MASK, base: WATCH_MASK}
     for relative in files:
         folder = os.path.dirname(relative)
         while folder:
-            wanted[base + folder] = None
+            wanted[base + folder] = WATCH_MASK
             folder = os.path.dirname(folder)
-        wanted[base + relative] = None
-    return list(wanted)
+        wanted[base + relative] = WATCH_MASK
+    above = holder
+    while above != os.path.dirname(above):
+        above = os.path.dirname(above)
+        wanted.setdefault(above, ANCESTOR_MASK)
+    return list(wanted.items())

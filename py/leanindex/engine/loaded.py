@@ -43,8 +43,9 @@ OPEN_TIMEOUT_S = 30.0
 #: the link meanwhile) before the call is refused.
 OPEN_ATTEMPTS = 3
 #: Seconds a quiet change watch (`catalog.watch`) stands for a stamp comparison; past it the
-#: stamps are compared again, for filesystems whose changes inotify does not see (network
-#: mounts, where a `lstat` answers from an attribute cache for as long).
+#: stamps are compared again, for the changes inotify does not report: on network mounts (where
+#: a `lstat` answers from an attribute cache for as long), a write through a memory map opened
+#: before the watch, a mount over a catalog folder.
 STAMPS_VALID_S = 1.0
 
 
