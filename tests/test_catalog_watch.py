@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -230,3 +231,21 @@ def test_a_catalog_does_not_narrow_another_catalogs_watch(tmp_path: Path, compar
     finally:
         inner.close()
         outer.close()
+
+
+def test_a_subscription_ended_inside_a_locked_section_does_not_wait(tmp_path: Path) -> None:
+    # The garbage collector may run a catalog's finalizer (which ends its subscription) while this
+    # thread holds the watcher's lock, inside `quiet`: ending it must not wait for that lock.
+    build(tmp_path, "sample", SAMPLE_LINES)
+    catalog = LoadedCatalog.open(CatalogPaths.of(tmp_path, "sample"))
+    assert catalog.unchanged()
+    watcher = catalog_watch._process_watcher()
+    token = max(watcher.descriptors)
+    ended = threading.Event()
+    with watcher.lock:
+        worker = threading.Thread(target=lambda: (catalog.close(), ended.set()))
+        worker.start()
+        assert ended.wait(5), "closing waited for the watcher's lock"
+        assert token in watcher.descriptors  # not dropped yet: the lock is held
+    assert catalog_watch.CatalogWatch.start([(str(tmp_path), catalog_watch.WATCH_MASK)]) is not None  # the next lock drops it
+    assert token not in watcher.descriptors

@@ -18,6 +18,7 @@ goes unseen.
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import threading
@@ -53,6 +54,9 @@ class _Watcher:
         self.pid = os.getpid()
         self.notify = INotify(nonblocking=True)
         self.lock = threading.Lock()
+        # Subscriptions ended while the lock was taken (a catalog's finalizer run by the garbage
+        # collector inside a locked section of this very thread): dropped at the next lock.
+        self.ended: collections.deque[int] = collections.deque()
         self.subscribers: dict[int, set[int]] = {}
         self.descriptors: dict[int, set[int]] = {}
         self.changed: dict[int, bool] = {}
@@ -64,6 +68,7 @@ class _Watcher:
         raises `OSError` when a path cannot be watched (missing, no watch left), keeping
         nothing of the half-made subscription."""
         with self.lock:
+            self._drop_ended()
             token = self.next_token
             self.next_token += 1
             self.descriptors[token] = set()
@@ -81,6 +86,7 @@ class _Watcher:
     def quiet(self, token: int) -> bool:
         """True when no event reached the subscription since the last call (which clears it)."""
         with self.lock:
+            self._drop_ended()
             for event in self.notify.read(timeout=0):
                 if event.mask & _Q_OVERFLOW:
                     for other in self.changed:
@@ -93,9 +99,20 @@ class _Watcher:
             return not changed
 
     def unsubscribe(self, token: int) -> None:
-        """Drop the subscription and the watches nobody else uses."""
-        with self.lock:
-            self._drop(token)
+        """Drop the subscription and the watches nobody else uses, now when the lock is free,
+        else at the next call that takes it. Never waits: a finalizer may call this from
+        inside a locked section of the same thread (the garbage collector runs where Python
+        allocates), where waiting for the lock would never end."""
+        self.ended.append(token)
+        if self.lock.acquire(blocking=False):
+            try:
+                self._drop_ended()
+            finally:
+                self.lock.release()
+
+    def _drop_ended(self) -> None:
+        while self.ended:
+            self._drop(self.ended.popleft())
 
     def _drop(self, token: int) -> None:
         for wd in self.descriptors.pop(token, set()):
