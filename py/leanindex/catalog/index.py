@@ -440,8 +440,9 @@ class SearchIndex:
 
     def kept_array(self, key: object, build: Callable[[], np.ndarray]) -> np.ndarray:
         """The array `build()` makes for `key` (read-only), kept among the masks last used
-        (`KEPT_MASK_BYTES` counts its bytes with theirs): e.g. the sorted positions of a name
-        fragment (`("positions", UTF-8 bytes, case_sensitive)`)."""
+        (`KEPT_MASK_BYTES` counts its bytes with theirs): a name fragment's mask or sorted
+        positions, keyed by `engine.filters.FragmentTerm` (a fragment in a large share of the
+        names costs a gather of every occurrence's owner and a scatter or sort each time)."""
         return self._kept_mask(key, build)
 
     def _kept_mask(self, key: object, build: Callable[[], np.ndarray]) -> np.ndarray:
@@ -483,14 +484,6 @@ class SearchIndex:
             return mask
 
         return self._kept_mask(("posting", constant_id, where), build)
-
-    def fragment_mask(self, fragment: str, case_sensitive: bool, build: Callable[[], np.ndarray]) -> np.ndarray:
-        """Which positions' printed names contain `fragment` (bool), as `build()` makes it from
-        the fragment's occurrences, kept among the masks last used (`KEPT_MASK_BYTES`): a
-        fragment in a large share of the names (`_comm`, `add`) costs a gather of every
-        occurrence's owner and a scatter, a millisecond at 800k declarations, each time."""
-        key = fragment.encode() if case_sensitive else fragment.encode().lower()
-        return self._kept_mask(("fragment", key, case_sensitive), build)
 
     def visible_mask(self) -> np.ndarray:
         """Which positions are visible (bool, one per declaration: not `hidden`), kept."""

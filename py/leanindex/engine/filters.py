@@ -136,7 +136,7 @@ class FragmentTerm(Term):
     """The names containing one `name_contains` fragment. The estimate is its occurrence count
     (the size of its suffix-array range: two binary searches). Whole answers come from its
     occurrences' owners; for a fragment in at least one name in `DENSE_FRACTION`, from a mask the
-    index keeps (`byte_mask` for one byte, `fragment_mask` otherwise; a fragment in one name in
+    index keeps (`byte_mask` for one byte, `SearchIndex.kept_array` otherwise; a fragment in one name in
     `KEPT_FRAGMENT_FRACTION` keeps its mask too, once built). Candidates are probed from that
     mask when it is kept, else by reading their own names when that costs less than finding
     every occurrence's owner (`NAME_PROBE_RATIO`)."""
@@ -162,7 +162,7 @@ class FragmentTerm(Term):
         return self.index.byte_mask(self.byte, self.case_sensitive)
 
     def _keeps_mask(self) -> bool:
-        """Whether its mask, once built, is kept (`fragment_mask`): a fragment in at least one
+        """Whether its mask, once built, is kept (`kept_array`): a fragment in at least one
         name in `KEPT_FRAGMENT_FRACTION` (a one-byte fragment answered by `byte_mask` aside)."""
         return self.estimate * KEPT_FRAGMENT_FRACTION >= self.size
 
@@ -180,7 +180,7 @@ class FragmentTerm(Term):
         if mask is not None:
             return mask
         if self._keeps_mask():
-            return self.index.fragment_mask(self.fragment, self.case_sensitive, lambda: _scattered(self.occurrences().owners, self.size))
+            return self.index.kept_array(self._mask_key(), lambda: _scattered(self.occurrences().owners, self.size))
         return _scattered(self.occurrences().owners, self.size)
 
     def _mask_key(self) -> tuple[object, ...]:
@@ -197,7 +197,7 @@ class FragmentTerm(Term):
         return self.dense()[candidates]
 
 
-#: A fragment in at least one name in this many keeps its mask once built (`fragment_mask`,
+#: A fragment in at least one name in this many keeps its mask once built (`kept_array`,
 #: within the index's `KEPT_MASK_BYTES`): building it costs what scattering its owners for one
 #: search does, and the next search with it (a common fragment: `mul_`, `_of_`) reads it instead
 #: of sorting or scattering its occurrences again.
